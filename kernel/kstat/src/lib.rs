@@ -1,0 +1,2 @@
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]

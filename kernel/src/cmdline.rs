@@ -1,0 +1,35 @@
+//! The kernel command line: `key=value` words from QEMU's fw_cfg file `opt/tally/cmdline`.
+//!
+//! `cargo xtask run --cmdline "..."` and the test scenarios set it; e.g. `test=heap` runs
+//! one self-test, `loglevel=debug` shows more. Unknown keys are ignored.
+
+use alloc::string::String;
+use spin::Once;
+
+use crate::arch;
+
+static CMDLINE: Once<String> = Once::new();
+const MAX_LEN: usize = 4096;
+
+pub fn init() {
+    CMDLINE.call_once(|| {
+        let mut buf = [0u8; MAX_LEN];
+        let len = arch::fw_cfg::read_file("opt/tally/cmdline", &mut buf).unwrap_or(0).min(MAX_LEN);
+        let text = core::str::from_utf8(&buf[..len]).unwrap_or("");
+        String::from(text.trim_end_matches('\0').trim())
+    });
+    log::info!("command line: \"{}\"", line());
+}
+
+pub fn line() -> &'static str {
+    CMDLINE.get().map_or("", |s| s.as_str())
+}
+
+/// The value of `key=value`, or `""` for a bare `key`; `None` if absent.
+pub fn get(key: &str) -> Option<&'static str> {
+    line().split_whitespace().find_map(|word| match word.split_once('=') {
+        Some((k, v)) if k == key => Some(v),
+        None if word == key => Some(""),
+        _ => None,
+    })
+}

@@ -1,0 +1,90 @@
+//! Hardware interrupt dispatch: from an IRQ line's IDT stub to its handler and the EOI.
+//!
+//! `arch::idt` sends every legacy IRQ (lines 0–15) here. Lines 7 and 15 are where the 8259
+//! reports *spurious* interrupts, so before anything else the PIC's in-service register is
+//! checked: a spurious interrupt is counted and gets no EOI (a spurious 15 gets the master's
+//! EOI only). A real one is counted, its handler runs, and the EOI is sent.
+//!
+//! Counters are per line and readable at any time (the per-IRQ statistics of the
+//! accounting work build on this).
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use spin::Mutex;
+
+use crate::arch;
+
+pub const NR_LINES: usize = 16;
+pub const TIMER_LINE: u8 = 0;
+
+/// Tick rate of the PIT, fixed at build time (`TALLY_HZ`, default 1000).
+pub const HZ: u32 = parse_hz(option_env!("TALLY_HZ"));
+
+const fn parse_hz(s: Option<&str>) -> u32 {
+    let Some(s) = s else { return 1000 };
+    let b = s.as_bytes();
+    let mut v = 0u32;
+    let mut i = 0;
+    while i < b.len() {
+        assert!(b[i].is_ascii_digit(), "TALLY_HZ must be a number");
+        v = v * 10 + (b[i] - b'0') as u32;
+        i += 1;
+    }
+    assert!(v >= 19 && v <= 10_000, "TALLY_HZ must be within 19..=10000");
+    v
+}
+
+type Handler = fn();
+
+static HANDLERS: Mutex<[Option<Handler>; NR_LINES]> = Mutex::new([None; NR_LINES]);
+static COUNT: [AtomicU64; NR_LINES] = [const { AtomicU64::new(0) }; NR_LINES];
+static SPURIOUS: [AtomicU64; NR_LINES] = [const { AtomicU64::new(0) }; NR_LINES];
+static TICKS: AtomicU64 = AtomicU64::new(0);
+
+/// Install `handler` for `line` and unmask the line.
+pub fn register(line: u8, handler: Handler) {
+    arch::cpu::without_interrupts(|| HANDLERS.lock()[line as usize] = Some(handler));
+    arch::pic::unmask(line);
+}
+
+/// Called by the IDT stub of `line`, with interrupts disabled.
+pub fn dispatch(line: u8) {
+    if (line == 7 || line == 15) && !arch::pic::in_service(line) {
+        SPURIOUS[line as usize].fetch_add(1, Ordering::Relaxed);
+        if line == 15 {
+            arch::pic::end_of_interrupt_master_only();
+        }
+        return;
+    }
+    COUNT[line as usize].fetch_add(1, Ordering::Relaxed);
+    let handler = HANDLERS.lock()[line as usize];
+    if let Some(h) = handler {
+        h();
+    }
+    arch::pic::end_of_interrupt(line);
+}
+
+fn timer_tick() {
+    TICKS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Start the tick: PIT channel 0 at [`HZ`] on line 0.
+pub fn init() {
+    let divisor = arch::pit::start_periodic(HZ);
+    register(TIMER_LINE, timer_tick);
+    log::info!("PIT: {HZ} Hz tick (divisor {divisor})");
+}
+
+/// Timer interrupts since boot.
+pub fn ticks() -> u64 {
+    TICKS.load(Ordering::Relaxed)
+}
+
+/// Interrupts delivered on `line` (spurious ones excluded).
+pub fn count(line: u8) -> u64 {
+    COUNT[line as usize].load(Ordering::Relaxed)
+}
+
+/// Spurious interrupts seen on `line`.
+pub fn spurious(line: u8) -> u64 {
+    SPURIOUS[line as usize].load(Ordering::Relaxed)
+}

@@ -1,0 +1,70 @@
+//! # The Tally kernel — where it all starts
+//!
+//! The BIOS loads the boot loader's first sector; the `bootloader` crate's stages switch the
+//! CPU to 64-bit long mode, load this ELF file, map it (and all of physical memory, at an
+//! offset) in the upper half, and jump to [`kmain`] with a [`BootInfo`] describing memory.
+//! `kmain` then brings the machine up in dependency order — console, descriptor tables,
+//! memory, interrupt controller, clocks — and runs either the self-test named on the
+//! command line (`test=NAME`, used by `cargo xtask test`) or the boot demo.
+//!
+//! Layout of this crate: `arch/` is the only place with `unsafe` and hardware access; every
+//! other module here is safe glue over the hardware-independent crates in `kernel/*/`.
+#![no_std]
+#![no_main]
+#![feature(abi_x86_interrupt)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+extern crate alloc;
+
+#[macro_use]
+mod console;
+mod arch;
+mod cmdline;
+mod irq;
+mod mm;
+mod panic;
+mod selftest;
+mod time;
+mod trap;
+
+use bootloader_api::config::{BootloaderConfig, Mapping};
+use bootloader_api::BootInfo;
+
+/// Boot loader settings: map all physical memory (page tables are edited through that
+/// window), give the boot stack 128 KiB, and keep the loader's own mappings in the first
+/// quarter of the upper half so the kernel can place its heap and stacks above them.
+pub static BOOT_CONFIG: BootloaderConfig = {
+    let mut config = BootloaderConfig::new_default();
+    config.mappings.kernel_base = Mapping::FixedAddress(0xffff_8000_0000_0000);
+    config.mappings.physical_memory = Some(Mapping::Dynamic);
+    config.mappings.dynamic_range_start = Some(0xffff_8000_0000_0000);
+    config.mappings.dynamic_range_end = Some(0xffff_bfff_ffff_ffff);
+    config.kernel_stack_size = 128 * 1024;
+    config
+};
+
+bootloader_api::entry_point!(kmain, config = &BOOT_CONFIG);
+
+fn kmain(boot_info: &'static mut BootInfo) -> ! {
+    let entry_tsc = arch::tsc::read();
+    arch::serial::init();
+    console::init();
+    println!("Tally {} — a teaching kernel about where time goes", env!("CARGO_PKG_VERSION"));
+    arch::gdt::init();
+    arch::idt::init();
+    mm::init(boot_info);
+    cmdline::init();
+    console::set_level(cmdline::get("loglevel").unwrap_or("info"));
+    arch::pic::init();
+    time::init(entry_tsc);
+    irq::init();
+    arch::cpu::enable_interrupts();
+    let ready_us = time::clock().ticks_to_ns(arch::tsc::read() - entry_tsc) / 1000;
+    log::info!("ready in {ready_us} us (kernel main to interrupts on, TSC)");
+    println!("kernel: ready");
+
+    match cmdline::get("test") {
+        Some(name) => selftest::run(name),
+        None => selftest::run("boot"),
+    }
+}

@@ -1,0 +1,61 @@
+//! In-kernel self-tests: the kernel half of the integration scenarios in `tests/`.
+//!
+//! `cargo xtask test` boots the kernel once per scenario with `test=NAME` on the command
+//! line; [`run`] finds the test, runs it, and ends QEMU with success or failure. The host
+//! side (the scenario's `.toml` file) also checks the serial output, so a test that reports
+//! success but printed the wrong thing still fails. Tests that exercise fault handlers end
+//! in the handler (failure status) — their scenarios expect that.
+
+mod faults;
+mod memory;
+mod timer;
+
+use crate::arch::{self, qemu::ExitCode};
+
+/// A self-test: returns `Ok` to pass, `Err(reason)` to fail; fault tests never return.
+type Test = fn() -> Result<(), &'static str>;
+
+const TESTS: &[(&str, Test)] = &[
+    ("boot", boot),
+    ("panic", faults::panic),
+    ("breakpoint", faults::breakpoint),
+    ("page_fault", faults::page_fault),
+    ("stack_overflow", faults::stack_overflow),
+    ("spurious", faults::spurious),
+    ("timer", timer::tick_rate),
+    ("heap", memory::heap_and_frames),
+];
+
+pub fn run(name: &str) -> ! {
+    let Some((_, test)) = TESTS.iter().find(|(n, _)| *n == name) else {
+        println!("selftest: no test named '{name}'");
+        arch::qemu::exit(ExitCode::Failure)
+    };
+    println!("selftest {name}: start");
+    match test() {
+        Ok(()) => {
+            println!("selftest {name}: ok");
+            arch::qemu::exit(ExitCode::Success)
+        }
+        Err(why) => {
+            println!("selftest {name}: FAILED: {why}");
+            arch::qemu::exit(ExitCode::Failure)
+        }
+    }
+}
+
+/// The kernel got through bring-up to here: say what it found.
+fn boot() -> Result<(), &'static str> {
+    let m = crate::mm::stats();
+    println!(
+        "boot: kernel main reached; TSC {} Hz, {} Hz tick, {} frames free, boot time {} s since 1970",
+        crate::time::clock().hz(),
+        crate::irq::HZ,
+        m.frames_total - m.frames_in_use,
+        crate::time::boot_unix_seconds()
+    );
+    if crate::time::boot_unix_seconds() == 0 {
+        return Err("the RTC gave no wall-clock time");
+    }
+    Ok(())
+}

@@ -1,0 +1,28 @@
+//! Does the tick arrive at the configured rate? Counted against the calibrated TSC.
+
+use crate::{arch, irq, time};
+
+const WINDOW_MS: u64 = 500;
+
+pub fn tick_rate() -> Result<(), &'static str> {
+    let clock = time::clock();
+    let window = clock.ns_to_ticks(WINDOW_MS * 1_000_000);
+    // Start on a tick boundary so the count is not off by a partial period.
+    let k = irq::ticks();
+    while irq::ticks() == k {
+        arch::cpu::wait_for_interrupt();
+    }
+    let (t0, k0) = (arch::tsc::read(), irq::ticks());
+    while arch::tsc::read() - t0 < window {
+        arch::cpu::wait_for_interrupt();
+    }
+    let (t1, k1) = (arch::tsc::read(), irq::ticks());
+    let elapsed_ns = clock.ticks_to_ns(t1 - t0);
+    let got = k1 - k0;
+    let expected = irq::HZ as u64 * elapsed_ns / 1_000_000_000;
+    println!("timer: {got} ticks in {} us of TSC time; expected {expected} at {} Hz", elapsed_ns / 1000, irq::HZ);
+    if got * 10 < expected * 9 || got * 10 > expected * 11 {
+        return Err("tick rate is more than 10% off");
+    }
+    Ok(())
+}

@@ -1,0 +1,23 @@
+//! Linux errno values. System calls return `-errno` on failure, exactly as Linux does,
+//! so user programs (and students) can read them with the numbers they already know.
+
+pub const EPERM: i32 = 1;
+pub const ENOENT: i32 = 2;
+pub const ESRCH: i32 = 3;
+pub const EINTR: i32 = 4;
+pub const EIO: i32 = 5;
+pub const E2BIG: i32 = 7;
+pub const ENOEXEC: i32 = 8;
+pub const EBADF: i32 = 9;
+pub const ECHILD: i32 = 10;
+pub const EAGAIN: i32 = 11;
+pub const ENOMEM: i32 = 12;
+pub const EACCES: i32 = 13;
+pub const EFAULT: i32 = 14;
+pub const EBUSY: i32 = 16;
+pub const EEXIST: i32 = 17;
+pub const EINVAL: i32 = 22;
+pub const ENOSPC: i32 = 28;
+pub const ERANGE: i32 = 34;
+pub const ENOSYS: i32 = 38;
+pub const ENOBUFS: i32 = 105;

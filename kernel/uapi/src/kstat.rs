@@ -1,0 +1,1 @@
+//! kstat ABI (filled by the kstat work).

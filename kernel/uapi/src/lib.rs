@@ -1,0 +1,12 @@
+//! # tally-uapi — the user/kernel ABI
+//!
+//! Everything that crosses the boundary between the kernel and user programs is defined
+//! here, once, in the spirit of Linux's `include/uapi`: system call numbers, errno values,
+//! and the layout of every structure a system call or bus message carries. Both the kernel
+//! and `userland/` depend on this crate, so a layout can never drift between the two.
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
+
+pub mod errno;
+pub mod kstat;
+pub mod msa;

@@ -1,0 +1,1 @@
+//! Microstate numbering (filled by the accounting work).

@@ -1,0 +1,113 @@
+//! Host unit tests: every test binary of the hardware-independent crates, run one by one so
+//! that each test gets its own line, labelled with its crate.
+
+use serde::Deserialize;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use crate::build::cargo;
+
+/// One test's result, as libtest reported it.
+pub struct HostResult {
+    pub name: String,
+    pub passed: bool,
+    pub detail: String,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    reason: String,
+    #[serde(default)]
+    target: Option<Target>,
+    #[serde(default)]
+    profile: Option<Profile>,
+    #[serde(default)]
+    executable: Option<PathBuf>,
+    #[serde(default)]
+    manifest_path: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+struct Target {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct Profile {
+    test: bool,
+}
+
+struct TestBinary {
+    label: String,
+    exe: PathBuf,
+    dir: PathBuf,
+}
+
+/// Compile the test binaries of the workspace's default (host) members.
+fn build() -> Result<Vec<TestBinary>, String> {
+    let out = cargo()
+        .args(["test", "--no-run", "--quiet", "--message-format=json-render-diagnostics"])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    if !out.status.success() {
+        return Err("host unit tests did not compile".into());
+    }
+    let mut bins = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(m) = serde_json::from_str::<Message>(line) else { continue };
+        if m.reason != "compiler-artifact" || !m.profile.as_ref().is_some_and(|p| p.test) {
+            continue;
+        }
+        if let (Some(exe), Some(target), Some(manifest)) = (m.executable, m.target, m.manifest_path) {
+            let dir = manifest.parent().map(PathBuf::from).unwrap_or_default();
+            bins.push(TestBinary { label: target.name.replace('-', "_"), exe, dir });
+        }
+    }
+    Ok(bins)
+}
+
+/// Run the host tests whose `crate::path` contains `filter`.
+pub fn run(filter: Option<&str>) -> Result<Vec<HostResult>, String> {
+    let mut results = Vec::new();
+    for bin in build()? {
+        let mut cmd = std::process::Command::new(&bin.exe);
+        cmd.current_dir(&bin.dir);
+        // A filter naming the crate runs all of it; otherwise libtest filters by test path.
+        if let Some(f) = filter.filter(|f| !bin.label.contains(f)) {
+            cmd.arg(f);
+        }
+        let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", bin.exe.display()))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let before = results.len();
+        for line in stdout.lines() {
+            let Some(rest) = line.strip_prefix("test ") else { continue };
+            let Some((name, verdict)) = rest.rsplit_once(" ... ") else { continue };
+            let passed = match verdict.trim() {
+                "ok" => true,
+                "FAILED" => false,
+                _ => continue, // ignored tests are neither passed nor failed
+            };
+            let detail = if passed { String::new() } else { failure_detail(&stdout, name) };
+            results.push(HostResult { name: format!("{}::{}", bin.label, name), passed, detail });
+        }
+        if !out.status.success() && results[before..].iter().all(|r| r.passed) {
+            // The binary failed without naming a failing test (a crash, an abort).
+            results.push(HostResult {
+                name: format!("{} (test binary)", bin.label),
+                passed: false,
+                detail: String::from_utf8_lossy(&out.stderr).into_owned(),
+            });
+        }
+    }
+    Ok(results)
+}
+
+/// The `---- name stdout ----` section libtest prints for a failed test.
+fn failure_detail(stdout: &str, name: &str) -> String {
+    let header = format!("---- {name} stdout ----");
+    stdout
+        .split_once(&header)
+        .map(|(_, rest)| rest.split("\n---- ").next().unwrap_or("").trim().to_string())
+        .unwrap_or_default()
+}

@@ -1,0 +1,122 @@
+//! `cargo xtask` — builds, boots and tests Tally from the host.
+//!
+//! * `run`: build userland, kernel and BIOS image, boot QEMU with the serial console on the
+//!   terminal, return the kernel's verdict as the exit status.
+//! * `test [FILTER]`: host unit tests of every host-testable crate, then every scenario in
+//!   `tests/` in its own QEMU; a line per test and a final `N passed, N failed`.
+//!
+//! QEMU's `isa-debug-exit` device turns the kernel's exit value `v` into the status
+//! `(v << 1) | 1`: 33 means success, anything else (35, a crash, a timeout) is a failure.
+
+mod build;
+mod hosttest;
+mod qemu;
+mod scenario;
+mod test;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Build, run and test the Tally kernel")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options that choose which kernel is built.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct BuildOpts {
+    /// Build with optimisations (the `release` profile).
+    #[arg(long)]
+    pub release: bool,
+    /// Timer tick rate in Hz, fixed at build time (default 1000).
+    #[arg(long)]
+    pub hz: Option<u32>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build everything and boot the kernel in QEMU with the serial console on this terminal.
+    Run {
+        #[command(flatten)]
+        build: BuildOpts,
+        /// Start QEMU halted, waiting for gdb on localhost:1234.
+        #[arg(long)]
+        gdb: bool,
+        /// Kill QEMU after this many seconds (0 = never).
+        #[arg(long, default_value_t = 0)]
+        timeout: u64,
+        /// Deterministic time: guest time advances with executed instructions.
+        #[arg(long)]
+        icount: bool,
+        /// Kernel command line, e.g. "test=heap loglevel=debug".
+        #[arg(long, default_value = "")]
+        cmdline: String,
+    },
+    /// Run host unit tests and every QEMU scenario in tests/.
+    Test {
+        /// Only run tests whose name contains this.
+        filter: Option<String>,
+        #[command(flatten)]
+        build: BuildOpts,
+        /// Parallel QEMU instances (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Skip the host unit tests.
+        #[arg(long)]
+        no_host: bool,
+        /// List the QEMU scenarios with their descriptions instead of running anything.
+        #[arg(long)]
+        list: bool,
+    },
+    /// Build the kernel and the boot image only.
+    Build {
+        #[command(flatten)]
+        build: BuildOpts,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run { build, gdb, timeout, icount, cmdline } => run(&build, gdb, timeout, icount, &cmdline),
+        Command::Test { list: true, .. } => test::list(),
+        Command::Test { filter, build, jobs, no_host, .. } => test::run(filter.as_deref(), &build, jobs, no_host),
+        Command::Build { build } => build::image(&build).map(|img| {
+            println!("{}", img.display());
+            ExitCode::SUCCESS
+        }),
+    };
+    result.unwrap_or_else(|e| {
+        eprintln!("xtask: {e}");
+        ExitCode::FAILURE
+    })
+}
+
+fn run(opts: &BuildOpts, gdb: bool, timeout: u64, icount: bool, cmdline: &str) -> Result<ExitCode, String> {
+    qemu::ensure_installed()?;
+    let image = build::image(opts)?;
+    let mut q = qemu::Qemu::new(&image).cmdline(cmdline).icount(icount);
+    if gdb {
+        q = q.gdb();
+        println!("QEMU is waiting for a debugger. In another terminal:");
+        println!("  gdb -ex 'target remote :1234' -ex 'symbol-file -o {:#x} {}'", build::KERNEL_BASE, build::kernel_elf(opts).display());
+    }
+    let status = q.run_interactive(timeout)?;
+    Ok(match status {
+        qemu::Status::Success => ExitCode::SUCCESS,
+        qemu::Status::Failure => {
+            eprintln!("xtask: the kernel reported failure");
+            ExitCode::from(1)
+        }
+        qemu::Status::Timeout => {
+            eprintln!("xtask: QEMU killed after {timeout} s");
+            ExitCode::from(124)
+        }
+        qemu::Status::Other(code) => {
+            eprintln!("xtask: QEMU ended with status {code:?} (not through the exit device: crash or reset?)");
+            ExitCode::from(2)
+        }
+    })
+}

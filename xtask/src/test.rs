@@ -1,0 +1,117 @@
+//! `cargo xtask test`: host unit tests, then the QEMU scenarios, then one summary line.
+
+use std::collections::VecDeque;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::scenario::{self, Scenario};
+use crate::{build, hosttest, qemu, BuildOpts};
+
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: Vec<String>,
+}
+
+impl Tally {
+    fn record(&mut self, kind: &str, name: &str, passed: bool, note: &str, detail: &str) {
+        if passed {
+            self.passed += 1;
+            println!("PASS {kind} {name}{note}");
+        } else {
+            self.failed.push(format!("{kind} {name}"));
+            println!("FAIL {kind} {name}{note}");
+            for line in detail.lines() {
+                println!("     | {line}");
+            }
+        }
+    }
+}
+
+pub fn list() -> Result<ExitCode, String> {
+    for s in scenario::load_all(&build::root().join("tests"))? {
+        println!("{:<20} {}", s.name, s.description);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(filter: Option<&str>, opts: &BuildOpts, jobs: Option<usize>, no_host: bool) -> Result<ExitCode, String> {
+    let started = Instant::now();
+    let mut tally = Tally::default();
+
+    if !no_host {
+        match hosttest::run(filter) {
+            Ok(results) => {
+                for r in results {
+                    tally.record("host", &r.name, r.passed, "", &r.detail);
+                }
+            }
+            Err(e) => tally.record("host", "build", false, "", &e),
+        }
+    }
+
+    let scenarios: Vec<Scenario> = scenario::load_all(&build::root().join("tests"))?
+        .into_iter()
+        .filter(|s| filter.is_none_or(|f| s.name.contains(f)))
+        .collect();
+    if !scenarios.is_empty() {
+        qemu::ensure_installed()?;
+        match build::image(opts) {
+            Ok(image) => run_scenarios(&image, scenarios, jobs, &mut tally),
+            Err(e) => tally.record("qemu", "build", false, "", &e),
+        }
+    }
+
+    let total = tally.passed + tally.failed.len();
+    if !tally.failed.is_empty() {
+        println!("\nfailed:");
+        for f in &tally.failed {
+            println!("  {f}");
+        }
+    }
+    println!("\n(wall time {:.1} s)", started.elapsed().as_secs_f64());
+    println!("{} passed, {} failed", tally.passed, tally.failed.len());
+    if total == 0 {
+        eprintln!("xtask: no test ran (filter {filter:?} matched nothing)");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(if tally.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Boot each scenario in its own QEMU, `jobs` at a time; print each result as it lands.
+fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option<usize>, tally: &mut Tally) {
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())).max(1);
+    let queue = Arc::new(Mutex::new(scenarios.into_iter().collect::<VecDeque<_>>()));
+    let shared = Arc::new(Mutex::new(std::mem::take(tally)));
+    let workers: Vec<_> = (0..jobs)
+        .map(|_| {
+            let queue = Arc::clone(&queue);
+            let shared = Arc::clone(&shared);
+            let image = image.to_path_buf();
+            std::thread::spawn(move || loop {
+                let Some(s) = queue.lock().unwrap().pop_front() else { break };
+                let q = qemu::Qemu::new(&image).cmdline(&s.cmdline).icount(s.icount);
+                let (verdict, serial, took) = match q.run_captured(Duration::from_secs(s.timeout)) {
+                    Ok((status, serial, took)) => (s.judge(status, &serial), serial, took),
+                    Err(e) => (Err(e), String::new(), Duration::ZERO),
+                };
+                let note = format!(" ({:.1} s)", took.as_secs_f64());
+                let detail = match &verdict {
+                    Ok(()) => String::new(),
+                    Err(why) => format!("{why}\nlast serial lines:\n{}", tail(&serial, 25)),
+                };
+                shared.lock().unwrap().record("qemu", &s.name, verdict.is_ok(), &note, &detail);
+            })
+        })
+        .collect();
+    for w in workers {
+        let _ = w.join();
+    }
+    *tally = std::mem::take(&mut *shared.lock().unwrap());
+}
+
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
