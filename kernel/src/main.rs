@@ -19,6 +19,7 @@ extern crate alloc;
 #[macro_use]
 mod console;
 mod arch;
+mod bench;
 mod cmdline;
 mod irq;
 mod mm;
@@ -57,12 +58,15 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     console::set_level(cmdline::get("loglevel").unwrap_or("info"));
     arch::pic::init();
     time::init(entry_tsc);
-    irq::init();
+    irq::init(entry_tsc);
     arch::cpu::enable_interrupts();
     let ready_us = time::clock().ticks_to_ns(arch::tsc::read() - entry_tsc) / 1000;
     log::info!("ready in {ready_us} us (kernel main to interrupts on, TSC)");
     println!("kernel: ready");
 
+    if let Some(filter) = cmdline::get("bench") {
+        bench::run(filter);
+    }
     match cmdline::get("test") {
         Some(name) => selftest::run(name),
         None => selftest::run("boot"),

@@ -29,8 +29,14 @@ fn profile_dir(opts: &BuildOpts) -> &'static str {
     if opts.release { "release" } else { "debug" }
 }
 
+/// The kernels of different feature sets are built into separate target directories, so
+/// that building one does not overwrite (and force a rebuild of) the other.
+fn kernel_target_dir(opts: &BuildOpts) -> PathBuf {
+    if opts.no_accounting { target_dir().join("no-accounting") } else { target_dir() }
+}
+
 pub fn kernel_elf(opts: &BuildOpts) -> PathBuf {
-    target_dir().join(KERNEL_TARGET).join(profile_dir(opts)).join("tally-kernel")
+    kernel_target_dir(opts).join(KERNEL_TARGET).join(profile_dir(opts)).join("tally-kernel")
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
@@ -42,8 +48,12 @@ fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
 pub fn kernel(opts: &BuildOpts) -> Result<PathBuf, String> {
     let mut cmd = cargo();
     cmd.args(["build", "--quiet", "--package", "tally-kernel", "--target", KERNEL_TARGET]);
+    cmd.arg("--target-dir").arg(kernel_target_dir(opts));
     if opts.release {
         cmd.arg("--release");
+    }
+    if opts.no_accounting {
+        cmd.args(["--no-default-features"]);
     }
     match opts.hz {
         Some(hz) => cmd.env("TALLY_HZ", hz.to_string()),
@@ -69,7 +79,8 @@ pub fn image(opts: &BuildOpts) -> Result<PathBuf, String> {
     let kernel = kernel(opts)?;
     let out_dir = target_dir().join("tally");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
-    let image = out_dir.join(format!("tally-{}-{}hz.img", profile_dir(opts), opts.hz.unwrap_or(1000)));
+    let variant = if opts.no_accounting { "-noacct" } else { "" };
+    let image = out_dir.join(format!("tally-{}-{}hz{variant}.img", profile_dir(opts), opts.hz.unwrap_or(1000)));
     let mut cmd = cargo();
     cmd.args(["run", "--quiet", "--package", "tally-boot", "--"]).arg(&kernel).arg(&image);
     run(&mut cmd, "the boot image")?;

@@ -18,6 +18,8 @@ pub struct HostResult {
 struct Message {
     reason: String,
     #[serde(default)]
+    package_id: String,
+    #[serde(default)]
     target: Option<Target>,
     #[serde(default)]
     profile: Option<Profile>,
@@ -61,7 +63,16 @@ fn build() -> Result<Vec<TestBinary>, String> {
         }
         if let (Some(exe), Some(target), Some(manifest)) = (m.executable, m.target, m.manifest_path) {
             let dir = manifest.parent().map(PathBuf::from).unwrap_or_default();
-            bins.push(TestBinary { label: target.name.replace('-', "_"), exe, dir });
+            // package_id looks like "path+file:///…/kernel/task#tally-task@0.1.0".
+            let package = m.package_id.rsplit('#').next().and_then(|p| p.split('@').next()).unwrap_or("");
+            let crate_name = package.replace('-', "_");
+            let target_name = target.name.replace('-', "_");
+            let label = if crate_name.is_empty() || crate_name == target_name {
+                target_name
+            } else {
+                format!("{crate_name}/{target_name}")
+            };
+            bins.push(TestBinary { label, exe, dir });
         }
     }
     Ok(bins)

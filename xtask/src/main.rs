@@ -8,6 +8,7 @@
 //! QEMU's `isa-debug-exit` device turns the kernel's exit value `v` into the status
 //! `(v << 1) | 1`: 33 means success, anything else (35, a crash, a timeout) is a failure.
 
+mod bench;
 mod build;
 mod hosttest;
 mod qemu;
@@ -33,6 +34,9 @@ pub struct BuildOpts {
     /// Timer tick rate in Hz, fixed at build time (default 1000).
     #[arg(long)]
     pub hz: Option<u32>,
+    /// Build without microstate accounting (the kernel's `accounting` feature off).
+    #[arg(long)]
+    pub no_accounting: bool,
 }
 
 #[derive(Subcommand)]
@@ -70,6 +74,17 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Run the in-kernel benchmarks, accounting compiled in and out, side by side.
+    Bench {
+        /// Only run benchmarks whose name contains this.
+        filter: Option<String>,
+        /// Measure real (TCG) time instead of instruction-count time (-icount): noisier.
+        #[arg(long)]
+        no_icount: bool,
+        /// Where to save the results (default target/tally/bench.json).
+        #[arg(long)]
+        json: Option<std::path::PathBuf>,
+    },
     /// Build the kernel and the boot image only.
     Build {
         #[command(flatten)]
@@ -83,6 +98,7 @@ fn main() -> ExitCode {
         Command::Run { build, gdb, timeout, icount, cmdline } => run(&build, gdb, timeout, icount, &cmdline),
         Command::Test { list: true, .. } => test::list(),
         Command::Test { filter, build, jobs, no_host, .. } => test::run(filter.as_deref(), &build, jobs, no_host),
+        Command::Bench { filter, no_icount, json } => bench::run(filter.as_deref(), !no_icount, json),
         Command::Build { build } => build::image(&build).map(|img| {
             println!("{}", img.display());
             ExitCode::SUCCESS

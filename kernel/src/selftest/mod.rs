@@ -7,6 +7,7 @@
 //! in the handler (failure status) — their scenarios expect that.
 
 mod faults;
+mod irq_accounting;
 mod memory;
 mod timer;
 
@@ -24,6 +25,7 @@ const TESTS: &[(&str, Test)] = &[
     ("spurious", faults::spurious),
     ("timer", timer::tick_rate),
     ("heap", memory::heap_and_frames),
+    ("irq_accounting", irq_accounting::invariants),
 ];
 
 pub fn run(name: &str) -> ! {

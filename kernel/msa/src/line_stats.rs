@@ -1,0 +1,160 @@
+//! Per-IRQ-line statistics: how often a line fired, and how long its handlers ran.
+//!
+//! Two shapes are borrowed from Solaris kstats so that existing tools' vocabulary fits:
+//!
+//! * [`EventTimer`] is a `kstat_timer_t`: number of events, total elapsed time, the shortest
+//!   and longest single event, and when the last one started and stopped;
+//! * [`IntrCounts`] is a `kstat_intr_t`: interrupts counted by kind — hard, soft, watchdog
+//!   (the timer), spurious (nobody claimed it), multiple-service (one entry served several
+//!   devices).
+//!
+//! [`crate::IrqAccounting`] owns one [`IrqLineStats`] per line and updates it when an
+//! interrupt ends; the kstat layer reads it. All times are TSC ticks.
+
+/// Number of interrupt kinds counted per line (`KSTAT_NUM_INTRS`).
+pub const NR_INTR_KINDS: usize = 5;
+
+/// What kind of interrupt an entry was, numbered as Solaris' `KSTAT_INTR_*` indices.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntrKind {
+    /// A device interrupt that a handler claimed.
+    Hard = 0,
+    /// A software interrupt (deferred work raised by the kernel itself).
+    Soft = 1,
+    /// A timer ("watchdog") interrupt — the scheduler tick.
+    Watchdog = 2,
+    /// An interrupt no handler claimed.
+    Spurious = 3,
+    /// One entry that serviced more than one device on a shared line.
+    MultSvc = 4,
+}
+
+impl IntrKind {
+    /// Every kind, in index order.
+    pub const ALL: [IntrKind; NR_INTR_KINDS] =
+        [IntrKind::Hard, IntrKind::Soft, IntrKind::Watchdog, IntrKind::Spurious, IntrKind::MultSvc];
+
+    /// Index into [`IntrCounts::counts`].
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Interrupts counted by kind (Solaris `kstat_intr_t`). Each interrupt is counted once, under
+/// the kind it finally turned out to be.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntrCounts {
+    /// `counts[k.index()]` interrupts of kind `k`.
+    pub counts: [u64; NR_INTR_KINDS],
+}
+
+impl IntrCounts {
+    /// How many interrupts of `kind` were seen.
+    pub fn get(&self, kind: IntrKind) -> u64 {
+        self.counts[kind.index()]
+    }
+
+    /// All interrupts, whatever their kind.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+}
+
+/// Timing of a stream of events (Solaris `kstat_timer_t`), in TSC ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventTimer {
+    /// Number of events timed.
+    pub num_events: u64,
+    /// Sum of all events' durations.
+    pub elapsed_time: u64,
+    /// Shortest single event (`u64::MAX` until the first event).
+    pub min_time: u64,
+    /// Longest single event.
+    pub max_time: u64,
+    /// When the most recent event started.
+    pub start_time: u64,
+    /// When the most recent event stopped.
+    pub stop_time: u64,
+}
+
+impl Default for EventTimer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventTimer {
+    /// A timer that has seen no events.
+    pub const fn new() -> Self {
+        EventTimer {
+            num_events: 0,
+            elapsed_time: 0,
+            min_time: u64::MAX,
+            max_time: 0,
+            start_time: 0,
+            stop_time: 0,
+        }
+    }
+
+    /// Record one event that ran from `start` to `stop` and is charged `duration` ticks.
+    /// (For an interrupt handler `duration` can be less than `stop - start`: time spent in
+    /// nested handlers belongs to their own lines.)
+    pub fn record(&mut self, start: u64, stop: u64, duration: u64) {
+        self.num_events += 1;
+        self.elapsed_time = self.elapsed_time.wrapping_add(duration);
+        self.min_time = self.min_time.min(duration);
+        self.max_time = self.max_time.max(duration);
+        self.start_time = start;
+        self.stop_time = stop;
+    }
+}
+
+/// Everything kept for one IRQ line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IrqLineStats {
+    /// Handler timing (exclusive of nested handlers, see `irq.rs`).
+    pub timer: EventTimer,
+    /// Interrupts by kind.
+    pub intrs: IntrCounts,
+    /// The kind an interrupt on this line counts as unless its handler says otherwise
+    /// ([`IntrKind::Hard`] by default; the kernel marks the timer line [`IntrKind::Watchdog`]).
+    pub default_kind: IntrKind,
+}
+
+impl Default for IrqLineStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl IrqLineStats {
+    /// A line that has never fired.
+    pub const fn new() -> Self {
+        IrqLineStats { timer: EventTimer::new(), intrs: IntrCounts { counts: [0; NR_INTR_KINDS] }, default_kind: IntrKind::Hard }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_timer_keeps_min_max_and_last() {
+        let mut t = EventTimer::new();
+        t.record(10, 15, 5);
+        t.record(100, 130, 20);
+        t.record(200, 203, 3);
+        assert_eq!((t.num_events, t.elapsed_time, t.min_time, t.max_time), (3, 28, 3, 20));
+        assert_eq!((t.start_time, t.stop_time), (200, 203));
+    }
+
+    #[test]
+    fn kinds_use_solaris_numbers() {
+        assert_eq!(IntrKind::Hard as u32, 0);
+        assert_eq!(IntrKind::Soft as u32, 1);
+        assert_eq!(IntrKind::Watchdog as u32, 2);
+        assert_eq!(IntrKind::Spurious as u32, 3);
+        assert_eq!(IntrKind::MultSvc as u32, 4);
+    }
+}

@@ -1,0 +1,115 @@
+//! `cargo xtask bench`: the in-kernel benchmarks, accounting compiled in and out.
+//!
+//! Both kernels (release builds, the `accounting` feature on and off) boot with
+//! `bench=FILTER` on the command line. The kernel times each benchmark with the TSC and
+//! prints one `BENCH {json}` line per result; this side pairs the results of the two kernels,
+//! prints them side by side with the overhead of accounting as a ratio, and saves them as
+//! JSON. By default QEMU runs with `-icount`, so guest time is instruction count: the two
+//! builds are compared by the work they do, free of host noise (`--no-icount` measures TCG
+//! wall time instead). No threshold is checked here: benchmarks report, tests judge.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::{build, qemu, BuildOpts};
+
+/// One result line from the kernel.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sample {
+    pub name: String,
+    /// The benchmark's parameter (threads, processes, bytes...), 0 if none.
+    #[serde(default)]
+    pub param: u64,
+    pub ops: u64,
+    pub ticks: u64,
+    pub ns_per_op: f64,
+    #[serde(default)]
+    pub unit: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Row {
+    name: String,
+    param: u64,
+    accounting_ns_per_op: Option<f64>,
+    no_accounting_ns_per_op: Option<f64>,
+    /// accounting / no accounting.
+    ratio: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    icount: bool,
+    accounting: Vec<Sample>,
+    no_accounting: Vec<Sample>,
+    comparison: Vec<Row>,
+}
+
+fn run_variant(no_accounting: bool, filter: &str, icount: bool) -> Result<Vec<Sample>, String> {
+    let opts = BuildOpts { release: true, hz: None, no_accounting };
+    let image = build::image(&opts)?;
+    let label = if no_accounting { "accounting compiled out" } else { "accounting compiled in" };
+    eprintln!("bench: running the kernel with {label}...");
+    let (status, serial, _) =
+        qemu::Qemu::new(&image).cmdline(&format!("bench={filter}")).icount(icount).run_captured(Duration::from_secs(600))?;
+    if status != qemu::Status::Success {
+        let tail: Vec<&str> = serial.lines().rev().take(20).collect();
+        return Err(format!(
+            "the benchmark kernel ({label}) ended with {status:?}; last lines:\n{}",
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ));
+    }
+    let samples: Vec<Sample> = serial
+        .lines()
+        .filter_map(|l| l.strip_prefix("BENCH "))
+        .map(|json| serde_json::from_str(json).map_err(|e| format!("bad BENCH line {json:?}: {e}")))
+        .collect::<Result<_, _>>()?;
+    if samples.is_empty() {
+        return Err(format!("the kernel ({label}) printed no benchmark results"));
+    }
+    Ok(samples)
+}
+
+pub fn run(filter: Option<&str>, icount: bool, json: Option<PathBuf>) -> Result<ExitCode, String> {
+    qemu::ensure_installed()?;
+    let filter = filter.unwrap_or("all");
+    let with = run_variant(false, filter, icount)?;
+    let without = run_variant(true, filter, icount)?;
+
+    let mut rows = Vec::new();
+    for s in &with {
+        let other = without.iter().find(|o| o.name == s.name && o.param == s.param);
+        rows.push(Row {
+            name: s.name.clone(),
+            param: s.param,
+            accounting_ns_per_op: Some(s.ns_per_op),
+            no_accounting_ns_per_op: other.map(|o| o.ns_per_op),
+            ratio: other.filter(|o| o.ns_per_op > 0.0).map(|o| s.ns_per_op / o.ns_per_op),
+        });
+    }
+    for o in without.iter().filter(|o| !with.iter().any(|s| s.name == o.name && s.param == o.param)) {
+        rows.push(Row { name: o.name.clone(), param: o.param, accounting_ns_per_op: None, no_accounting_ns_per_op: Some(o.ns_per_op), ratio: None });
+    }
+
+    println!("time base: {}", if icount { "QEMU -icount (1 instruction = 1 ns of guest time)" } else { "TCG wall time" });
+    println!("{:<28} {:>8} {:>16} {:>16} {:>10}", "benchmark", "param", "acct in ns/op", "acct out ns/op", "in/out");
+    let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+    for r in &rows {
+        println!(
+            "{:<28} {:>8} {:>16} {:>16} {:>10}",
+            r.name,
+            r.param,
+            fmt(r.accounting_ns_per_op),
+            fmt(r.no_accounting_ns_per_op),
+            r.ratio.map_or("-".to_string(), |x| format!("{x:.3}"))
+        );
+    }
+    let path = json.unwrap_or_else(|| build::target_dir().join("tally").join("bench.json"));
+    let report = Report { icount, accounting: with, no_accounting: without, comparison: rows };
+    let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    println!("saved {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
