@@ -131,7 +131,11 @@ impl Default for IrqLineStats {
 impl IrqLineStats {
     /// A line that has never fired.
     pub const fn new() -> Self {
-        IrqLineStats { timer: EventTimer::new(), intrs: IntrCounts { counts: [0; NR_INTR_KINDS] }, default_kind: IntrKind::Hard }
+        IrqLineStats {
+            timer: EventTimer::new(),
+            intrs: IntrCounts { counts: [0; NR_INTR_KINDS] },
+            default_kind: IntrKind::Hard,
+        }
     }
 }
 
