@@ -15,7 +15,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Mutex;
-use tally_msa::{IntrKind, IrqAccounting, IrqLineStats, MicroState, MsaClock, MsaTimes};
+use tally_msa::IntrKind;
 
 use crate::arch;
 
@@ -46,27 +46,21 @@ static COUNT: [AtomicU64; NR_LINES] = [const { AtomicU64::new(0) }; NR_LINES];
 static SPURIOUS: [AtomicU64; NR_LINES] = [const { AtomicU64::new(0) }; NR_LINES];
 static TICKS: AtomicU64 = AtomicU64::new(0);
 
-/// Interrupt accounting for the CPU, and the clock of the task the interrupts steal from.
-/// Until tasks arrive, that is the boot thread, running in ONCPU_SYS since kernel entry.
-struct Accounting {
-    irq: IrqAccounting,
-    current: MsaClock,
-}
-
-static ACCOUNTING: Mutex<Option<Accounting>> = Mutex::new(None);
-
 /// Install `handler` for `line` and unmask the line.
 pub fn register(line: u8, handler: Handler) {
     arch::cpu::without_interrupts(|| HANDLERS.lock()[line as usize] = Some(handler));
     arch::pic::unmask(line);
 }
 
-/// Called by the IDT stub of `line`, with interrupts disabled.
+/// Called by the IDT stub of `line`, with interrupts disabled. The interrupt accounting
+/// (`task::irq_enter`/`irq_exit`, kept by the runqueue) brackets everything. If the handler
+/// asked for a reschedule, the switch happens inside the interrupt and the task switched to
+/// ends the interrupt's accounting (`task::preempt_in_irq`).
 pub fn dispatch(line: u8) {
-    account(|a| a.irq.irq_enter(line as usize, arch::tsc::read(), &mut a.current));
+    crate::task::irq_enter(line, arch::tsc::read());
     if (line == 7 || line == 15) && !arch::pic::in_service(line) {
         SPURIOUS[line as usize].fetch_add(1, Ordering::Relaxed);
-        account(|a| a.irq.set_outcome(IntrKind::Spurious));
+        crate::task::irq_outcome(IntrKind::Spurious);
         if line == 15 {
             arch::pic::end_of_interrupt_master_only();
         }
@@ -78,25 +72,19 @@ pub fn dispatch(line: u8) {
         }
         arch::pic::end_of_interrupt(line);
     }
-    account(|a| a.irq.irq_exit(line as usize, arch::tsc::read(), &mut a.current));
-}
-
-fn account(f: impl FnOnce(&mut Accounting)) {
-    if let Some(a) = ACCOUNTING.lock().as_mut() {
-        f(a);
+    if !crate::task::preempt_in_irq(line) {
+        crate::task::irq_exit(line, arch::tsc::read());
     }
 }
 
 fn timer_tick() {
     TICKS.fetch_add(1, Ordering::Relaxed);
+    crate::task::tick(arch::tsc::read());
 }
 
-/// Start interrupt accounting (the boot thread's clock starts at kernel entry) and the tick:
-/// PIT channel 0 at [`HZ`] on line 0.
-pub fn init(entry_tsc: u64) {
-    let mut irq = IrqAccounting::new();
-    irq.set_line_kind(TIMER_LINE as usize, IntrKind::Watchdog);
-    *ACCOUNTING.lock() = Some(Accounting { irq, current: MsaClock::new(entry_tsc, MicroState::OncpuSys) });
+/// Start the tick: PIT channel 0 at [`HZ`] on line 0 (counted as a watchdog interrupt).
+pub fn init() {
+    crate::task::set_line_kind(TIMER_LINE, IntrKind::Watchdog);
     let divisor = arch::pit::start_periodic(HZ);
     register(TIMER_LINE, timer_tick);
     log::info!("PIT: {HZ} Hz tick (divisor {divisor})");
@@ -117,33 +105,12 @@ pub fn spurious(line: u8) -> u64 {
     SPURIOUS[line as usize].load(Ordering::Relaxed)
 }
 
-/// A consistent picture of interrupt accounting at one instant.
-pub struct AccountingSnapshot {
-    pub now: u64,
-    /// The boot thread's microstate clocks (including the current state up to `now`).
-    pub current: MsaTimes,
-    pub current_created: u64,
-    /// Sum of all lines' handler time up to `now`.
-    pub total_handler_ticks: u64,
-    pub lines: [IrqLineStats; NR_LINES],
-    /// [`count`] and [`spurious`] of every line, read at the same instant.
-    pub counts: [u64; NR_LINES],
-    pub spurious: [u64; NR_LINES],
-}
-
-pub fn accounting_snapshot() -> Option<AccountingSnapshot> {
+/// [`count`] and [`spurious`] of every line, read together.
+pub fn counters() -> ([u64; NR_LINES], [u64; NR_LINES]) {
     arch::cpu::without_interrupts(|| {
-        let guard = ACCOUNTING.lock();
-        let a = guard.as_ref()?;
-        let now = arch::tsc::read();
-        Some(AccountingSnapshot {
-            now,
-            current: a.current.snapshot(now),
-            current_created: a.current.created(),
-            total_handler_ticks: a.irq.total_handler_ticks(now),
-            lines: core::array::from_fn(|l| *a.irq.line_stats(l)),
-            counts: core::array::from_fn(|l| COUNT[l].load(Ordering::Relaxed)),
-            spurious: core::array::from_fn(|l| SPURIOUS[l].load(Ordering::Relaxed)),
-        })
+        (
+            core::array::from_fn(|l| COUNT[l].load(Ordering::Relaxed)),
+            core::array::from_fn(|l| SPURIOUS[l].load(Ordering::Relaxed)),
+        )
     })
 }

@@ -21,10 +21,13 @@ mod console;
 mod arch;
 mod bench;
 mod cmdline;
+mod drivers;
 mod irq;
+mod kstats;
 mod mm;
 mod panic;
 mod selftest;
+mod task;
 mod time;
 mod trap;
 
@@ -58,12 +61,20 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     console::set_level(cmdline::get("loglevel").unwrap_or("info"));
     arch::pic::init();
     time::init(entry_tsc);
-    irq::init(entry_tsc);
-    arch::cpu::enable_interrupts();
+    task::init(entry_tsc, init_main);
+    irq::init();
+    drivers::init();
+    kstats::init();
     let ready_us = time::clock().ticks_to_ns(arch::tsc::read() - entry_tsc) / 1000;
     log::info!("ready in {ready_us} us (kernel main to interrupts on, TSC)");
     println!("kernel: ready");
+    arch::cpu::enable_interrupts();
+    // The boot thread becomes the idle task; init (pid 1) runs what the command line asks.
+    task::idle_loop()
+}
 
+/// Pid 1: run the benchmark, the self-test, or the boot demo the command line names.
+fn init_main(_: u64) {
     if let Some(filter) = cmdline::get("bench") {
         bench::run(filter);
     }

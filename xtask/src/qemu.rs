@@ -5,6 +5,7 @@
 //! than looping), the `isa-debug-exit` device at port 0xF4, and the kernel command line in
 //! the fw_cfg file `opt/tally/cmdline`. The boot disk is opened with `snapshot=on`, so
 //! several QEMUs can boot one image at once and nothing a run writes persists.
+//! A 4 MiB data disk (`build::data_disk`) is the primary slave, also with `snapshot=on`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -99,6 +100,8 @@ impl Qemu {
             .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
             .arg("-drive")
             .arg(format!("format=raw,file={},if=ide,index=0,snapshot=on", self.image.display()));
+        // The data disk (primary slave, `ata1`) of the ATA driver's tests; see `build::data_disk`.
+        c.arg("-drive").arg(format!("format=raw,file={},if=ide,index=1,snapshot=on", crate::build::data_disk_path().display()));
         // QEMU refuses an empty fw_cfg string, and its option syntax needs commas doubled.
         if !self.cmdline.is_empty() {
             c.arg("-fw_cfg").arg(format!("name=opt/tally/cmdline,string={}", self.cmdline.replace(',', ",,")));

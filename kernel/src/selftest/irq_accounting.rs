@@ -7,7 +7,7 @@
 
 use tally_msa::{IntrKind, MicroState, ACCOUNTING_ENABLED};
 
-use crate::{arch, irq, time};
+use crate::{arch, irq, task, time};
 
 pub fn invariants() -> Result<(), &'static str> {
     let clock = time::clock();
@@ -16,10 +16,11 @@ pub fn invariants() -> Result<(), &'static str> {
         arch::cpu::wait_for_interrupt();
     }
     arch::idt::raise_irq_vector(7);
-    let s = irq::accounting_snapshot().ok_or("interrupt accounting not initialised")?;
+    // Both at the same instant: no tick may land between them.
+    let (s, (counts, spurious)) = arch::cpu::without_interrupts(|| (task::snapshot(), irq::counters()));
 
     println!("irq  {:>8} {:>12} {:>10} {:>10} {:>10}  kinds(hard soft watchdog spurious multsvc)", "count", "total us", "min ns", "max ns", "mean ns");
-    for (line, l) in s.lines.iter().enumerate().filter(|(_, l)| l.timer.num_events > 0) {
+    for (line, l) in s.irq_lines.iter().enumerate().filter(|(_, l)| l.timer.num_events > 0) {
         let t = &l.timer;
         println!(
             "{:>3}  {:>8} {:>12} {:>10} {:>10} {:>10}  {:?}",
@@ -36,27 +37,27 @@ pub fn invariants() -> Result<(), &'static str> {
         println!("irq_accounting: accounting compiled out, nothing to check");
         return Ok(());
     }
-    let age = s.now - s.current_created;
-    let sum: u64 = s.current.iter().sum();
-    let interrupted = s.current[MicroState::Interrupted as usize];
-    println!(
-        "irq_accounting: boot thread age {age} ticks, sum of microstates {sum}; INTERRUPTED {interrupted}, handler time over all lines {}",
-        s.total_handler_ticks
-    );
-    if sum != age {
-        return Err("invariant (a): microstate clocks do not sum to the task's age");
+    let mut interrupted = s.released[MicroState::Interrupted as usize];
+    for (pid, _, clocks, age) in &s.tasks {
+        let sum: u64 = clocks.iter().sum();
+        println!("irq_accounting: pid {pid}: age {age} ticks, sum of microstates {sum}, INTERRUPTED {}", clocks[MicroState::Interrupted as usize]);
+        if sum != *age {
+            return Err("invariant (a): a task's microstate clocks do not sum to its age");
+        }
+        interrupted += clocks[MicroState::Interrupted as usize];
     }
+    println!("irq_accounting: INTERRUPTED over all tasks {interrupted}, handler time over all lines {}", s.total_handler_ticks);
     if interrupted != s.total_handler_ticks {
         return Err("invariant (b): INTERRUPTED differs from the sum of handler time");
     }
     let timer = irq::TIMER_LINE as usize;
-    if s.lines[timer].timer.num_events != s.counts[timer] {
+    if counts[timer] != s.irq_lines[timer].timer.num_events {
         return Err("the timer line's event count differs from its interrupt count");
     }
-    if s.lines[timer].intrs.get(IntrKind::Watchdog) != s.counts[timer] {
+    if s.irq_lines[timer].intrs.get(IntrKind::Watchdog) != s.irq_lines[timer].timer.num_events {
         return Err("timer interrupts are not counted as watchdog interrupts");
     }
-    if s.lines[7].intrs.get(IntrKind::Spurious) != s.spurious[7] || s.spurious[7] == 0 {
+    if s.irq_lines[7].intrs.get(IntrKind::Spurious) != spurious[7] || spurious[7] == 0 {
         return Err("the spurious IRQ 7 is not counted as spurious by the accounting");
     }
     println!("irq_accounting: both invariants hold exactly");

@@ -6,8 +6,11 @@
 //! success but printed the wrong thing still fails. Tests that exercise fault handlers end
 //! in the handler (failure status) — their scenarios expect that.
 
+mod disk;
 mod faults;
 mod irq_accounting;
+mod kstat;
+mod sched;
 mod memory;
 mod timer;
 
@@ -25,7 +28,16 @@ const TESTS: &[(&str, Test)] = &[
     ("spurious", faults::spurious),
     ("timer", timer::tick_rate),
     ("heap", memory::heap_and_frames),
+    ("disk", disk::ata),
     ("irq_accounting", irq_accounting::invariants),
+    ("kstat", kstat::chain),
+    ("contention", sched::contention),
+    ("sleep", sched::sleep),
+    ("zombie", sched::zombie),
+    ("orphan", sched::orphan),
+    ("rt_fifo", sched::rt_fifo),
+    ("disk_sleep", sched::disk_sleep),
+    ("invariants", sched::invariants),
 ];
 
 pub fn run(name: &str) -> ! {

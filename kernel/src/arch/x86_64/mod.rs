@@ -4,6 +4,8 @@
 //! serial → GDT/TSS → IDT → paging + frames → heap → PIC → TSC calibration (PIT channel 2)
 //! → PIT channel 0 ticking → interrupts on.
 
+pub mod ata;
+pub mod context;
 pub mod cpu;
 pub mod fw_cfg;
 pub mod gdt;

@@ -1,0 +1,185 @@
+//! Kernel threads at the machine level: a stack with a guard page, a saved stack pointer,
+//! and the switch between two of them.
+//!
+//! A context switch only has to save what the compiler expects a function call to
+//! preserve: the callee-saved registers `rbx rbp r12-r15` and the stack pointer. The switch
+//! pushes them on the old thread's stack, stores `rsp` in the old [`Thread`], loads the new
+//! thread's `rsp`, pops the new thread's registers and returns — into wherever the new
+//! thread last called [`switch`], or, for a new thread, into the trampoline that calls its
+//! entry function. Every
+//! other register was already saved by the caller (or by the interrupt entry, when the
+//! switch happens on the way out of an interrupt).
+//!
+//! Each thread's stack sits in its own slot of a virtual region, with the page below it left
+//! unmapped: running off the bottom faults on the guard page instead of silently
+//! overwriting a neighbour, and the double-fault handler reports the overflow.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use spin::Mutex;
+use x86_64::structures::paging::PageTableFlags;
+
+use super::paging::{self, MapError};
+
+/// Region of kernel-thread stacks; slot `i` starts at `STACKS_BASE + i * SLOT_SIZE`.
+const STACKS_BASE: u64 = 0xffff_d000_0000_0000;
+/// Stack pages per thread (32 KiB: debug builds use deep frames).
+pub const STACK_PAGES: u64 = 8;
+/// One guard page below the stack, then the stack.
+const SLOT_SIZE: u64 = (STACK_PAGES + 1) * 4096;
+const MAX_SLOTS: u64 = 1 << 20;
+
+struct SlotPool {
+    next: u64,
+    free: Vec<u64>,
+}
+
+static SLOTS: Mutex<SlotPool> = Mutex::new(SlotPool { next: 0, free: Vec::new() });
+
+/// A mapped kernel stack; unmapped (frames returned) when dropped.
+struct KernelStack {
+    slot: u64,
+}
+
+impl KernelStack {
+    fn new() -> Result<Self, MapError> {
+        let slot = {
+            let mut pool = SLOTS.lock();
+            match pool.free.pop() {
+                Some(s) => s,
+                None if pool.next < MAX_SLOTS => {
+                    pool.next += 1;
+                    pool.next - 1
+                }
+                None => return Err(MapError::OutOfFrames),
+            }
+        };
+        let stack = KernelStack { slot };
+        paging::map_zeroed(stack.bottom(), STACK_PAGES, PageTableFlags::WRITABLE | PageTableFlags::NO_EXECUTE)?;
+        Ok(stack)
+    }
+
+    fn guard(&self) -> u64 {
+        STACKS_BASE + self.slot * SLOT_SIZE
+    }
+
+    fn bottom(&self) -> u64 {
+        self.guard() + 4096
+    }
+
+    fn top(&self) -> u64 {
+        self.bottom() + STACK_PAGES * 4096
+    }
+}
+
+impl Drop for KernelStack {
+    fn drop(&mut self) {
+        paging::unmap_and_free(self.bottom(), STACK_PAGES);
+        SLOTS.lock().free.push(self.slot);
+    }
+}
+
+/// A kernel thread's machine state: its stack (none for the boot thread, which runs on the
+/// boot loader's stack) and its saved stack pointer while it is not running.
+pub struct Thread {
+    /// Held for its `Drop`: the stack is unmapped when the last reference goes.
+    _stack: Option<KernelStack>,
+    rsp: UnsafeCell<u64>,
+}
+
+// SAFETY: `rsp` is only written by `switch`, which runs with interrupts disabled on the only
+// CPU, for the thread being switched away from; no two contexts access it at once.
+unsafe impl Sync for Thread {}
+// SAFETY: as above; the stack slot is owned by the Thread.
+unsafe impl Send for Thread {}
+
+/// Entry point of a new thread: called with the argument given to [`Thread::spawn`].
+pub type ThreadEntry = extern "C" fn(arg: u64) -> !;
+
+impl Thread {
+    /// The thread already running: the boot code on the boot loader's stack.
+    pub fn boot() -> Arc<Thread> {
+        Arc::new(Thread { _stack: None, rsp: UnsafeCell::new(0) })
+    }
+
+    /// A new thread that will start in `entry(arg)` the first time it is switched to, with
+    /// interrupts disabled (the entry enables them).
+    pub fn spawn(entry: ThreadEntry, arg: u64) -> Result<Arc<Thread>, MapError> {
+        let stack = KernelStack::new()?;
+        let top = stack.top();
+        // Initial frame, popped by `switch`: r15 r14 r13 r12 rbx rbp, then the return address,
+        // then two words of padding. r12 carries the entry, r13 its argument, into the
+        // trampoline. After the `ret`, rsp is 16-byte aligned, so the trampoline's `call`
+        // enters `entry` with the alignment the System V ABI promises a function.
+        let trampoline = tally_thread_trampoline as *const () as usize as u64;
+        let frame: [u64; 9] = [0, 0, arg, entry as usize as u64, 0, 0, trampoline, 0, 0];
+        let rsp = top - 8 * frame.len() as u64;
+        // SAFETY: [rsp, top) lies in the stack just mapped writable, owned by this new thread
+        // and not yet running.
+        unsafe { core::ptr::copy_nonoverlapping(frame.as_ptr(), rsp as *mut u64, frame.len()) };
+        Ok(Arc::new(Thread { _stack: Some(stack), rsp: UnsafeCell::new(rsp) }))
+    }
+}
+
+core::arch::global_asm!(
+    ".global tally_switch_stacks",
+    "tally_switch_stacks:",
+    // rdi = where to save the old rsp, rsi = the new rsp.
+    "push rbp",
+    "push rbx",
+    "push r12",
+    "push r13",
+    "push r14",
+    "push r15",
+    "mov [rdi], rsp",
+    "mov rsp, rsi",
+    "pop r15",
+    "pop r14",
+    "pop r13",
+    "pop r12",
+    "pop rbx",
+    "pop rbp",
+    "ret",
+    "",
+    ".global tally_thread_trampoline",
+    "tally_thread_trampoline:",
+    "mov rdi, r13",
+    "call r12",
+    "ud2",
+);
+
+unsafe extern "C" {
+    fn tally_switch_stacks(save_rsp: *mut u64, new_rsp: u64);
+    /// Never called from Rust: only its address is used, as a new thread's return address.
+    fn tally_thread_trampoline();
+}
+
+/// Stop running `from` and continue `to`. Returns when some later switch resumes `from`
+/// (never, if `from` has exited).
+///
+/// The two handles are *consumed* before the switch, so that a thread that never resumes
+/// leaves no reference behind on its stack. The kernel's task table must hold another
+/// reference to each (checked): that keeps both alive across the switch, and the table drops
+/// `from` only once it has been switched away from for good (a reaped zombie).
+/// Must be called with interrupts disabled (checked), with `from` the running thread.
+pub fn switch(from: Arc<Thread>, to: Arc<Thread>) {
+    assert!(!x86_64::instructions::interrupts::are_enabled(), "context switch with interrupts enabled");
+    assert!(
+        Arc::strong_count(&from) >= 2 && Arc::strong_count(&to) >= 2,
+        "context switch on a thread the task table does not hold"
+    );
+    if Arc::ptr_eq(&from, &to) {
+        return;
+    }
+    let save = from.rsp.get();
+    let next = to.rsp.get();
+    drop(from);
+    drop(to);
+    // SAFETY: interrupts are off and there is one CPU, so nothing else reads or writes the two
+    // saved stack pointers. Both Threads are still alive through the task table's references
+    // (asserted above), which are not dropped before this switch completes: nothing else runs
+    // until it does. `next` was saved by an earlier switch away from that thread (or built by
+    // `spawn`), so its stack holds exactly the frame `tally_switch_stacks` pops.
+    unsafe { tally_switch_stacks(save, *next) }
+}

@@ -1,0 +1,290 @@
+//! Self-tests of tasks and the O(1) scheduler, with their microstate accounting.
+//!
+//! Each test runs in init (pid 1), spawns kernel threads, waits for them, and checks what
+//! the scheduler did through what the accounting says: who ran, who waited on which array,
+//! who slept how. Clocks are in TSC ticks; `ms()` converts for printing.
+
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use tally_msa::{MicroState, MsaTimes};
+use tally_task::{wexitstatus, wifexited};
+
+use crate::task::{self, SchedParams};
+use crate::{arch, drivers, irq, time};
+
+fn ms(ticks: u64) -> u64 {
+    time::clock().ticks_to_ns(ticks) / 1_000_000
+}
+
+fn t(m: &MsaTimes, s: MicroState) -> u64 {
+    m[s as usize]
+}
+
+fn spin_for_ms(duration_ms: u64) {
+    let until = arch::tsc::read() + time::clock().ns_to_ticks(duration_ms * 1_000_000);
+    while arch::tsc::read() < until {
+        core::hint::spin_loop();
+    }
+}
+
+const CONTENDERS: usize = 3;
+static PROGRESS: [AtomicU64; CONTENDERS] = [const { AtomicU64::new(0) }; CONTENDERS];
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// A CPU-bound thread: count until told to stop.
+fn burner(i: u64) {
+    while !STOP.load(Ordering::Relaxed) {
+        PROGRESS[i as usize].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Three CPU-bound threads at nice 0 for 600 ms: the tick preempts them, each makes
+/// progress, and they spend time waiting on the expired array: a thread whose 100 ms slice
+/// runs out while another still has its slice waits there. (The last of the three to expire
+/// may not: the arrays swap at the instant it expires — the lazy flip moves it to
+/// ONACTIVEQUEUE at once. So at least two of them must show expired time.)
+pub fn contention() -> Result<(), &'static str> {
+    STOP.store(false, Ordering::Relaxed);
+    let mut pids = [0; CONTENDERS];
+    let mut waited_expired = 0;
+    for (i, pid) in pids.iter_mut().enumerate() {
+        *pid = task::spawn("burner", SchedParams::Normal(0), burner, i as u64).map_err(|_| "spawn failed")?;
+    }
+    task::sleep_ns(600_000_000);
+    STOP.store(true, Ordering::Relaxed);
+    for pid in pids {
+        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        let m = &r.totals.msa;
+        let i = pids.iter().position(|&p| p == pid).unwrap_or(0);
+        println!(
+            "contention: pid {pid}: progress {} on-cpu {} ms, active-queue {} ms, expired-queue {} ms, interrupted {} ms",
+            PROGRESS[i].load(Ordering::Relaxed),
+            ms(t(m, MicroState::OncpuSys)),
+            ms(t(m, MicroState::OnActiveQueue)),
+            ms(t(m, MicroState::OnExpiredQueue)),
+            ms(t(m, MicroState::Interrupted))
+        );
+        if PROGRESS[i].load(Ordering::Relaxed) == 0 {
+            return Err("a CPU-bound thread never ran: no preemption");
+        }
+        if t(m, MicroState::OnExpiredQueue) > 0 {
+            waited_expired += 1;
+        }
+    }
+    if tally_msa::ACCOUNTING_ENABLED && waited_expired < CONTENDERS - 1 {
+        return Err("CPU-bound threads under contention did not wait on the expired array");
+    }
+    println!("contention: all {CONTENDERS} CPU-bound threads progressed; {} context switches so far", task::nr_switches());
+    Ok(())
+}
+
+/// `sleep(50 ms)` lasts 50 ms within two ticks, and the time goes to INTERRUPTIBLE_SLEEP.
+pub fn sleep() -> Result<(), &'static str> {
+    let clock = time::clock();
+    let tick_ns = 1_000_000_000 / irq::HZ as u64;
+    let before = task::current_msa();
+    let t0 = arch::tsc::read();
+    task::sleep_ns(50_000_000);
+    let slept_ns = clock.ticks_to_ns(arch::tsc::read() - t0);
+    let after = task::current_msa();
+    let asleep = t(&after, MicroState::InterruptibleSleep) - t(&before, MicroState::InterruptibleSleep);
+    println!(
+        "sleep: asked 50 ms, slept {}.{:03} ms; INTERRUPTIBLE_SLEEP grew by {} us",
+        slept_ns / 1_000_000,
+        slept_ns / 1000 % 1000,
+        clock.ticks_to_ns(asleep) / 1000
+    );
+    if slept_ns < 50_000_000 || slept_ns > 50_000_000 + 2 * tick_ns {
+        return Err("the sleep was not 50 ms within two ticks");
+    }
+    if tally_msa::ACCOUNTING_ENABLED && (asleep == 0 || clock.ticks_to_ns(asleep) > slept_ns) {
+        return Err("the sleep's time did not go to INTERRUPTIBLE_SLEEP");
+    }
+    Ok(())
+}
+
+fn exit_seven(_: u64) {
+    task::exit(7)
+}
+
+/// A child that exits stays a zombie until waited for; wait returns its status; its
+/// ZOMBIE time is accounted; a second wait finds no child.
+pub fn zombie() -> Result<(), &'static str> {
+    let pid = task::spawn("short", SchedParams::Normal(0), exit_seven, 0).map_err(|_| "spawn failed")?;
+    task::sleep_ns(30_000_000);
+    if !task::is_zombie(pid) {
+        return Err("the exited child is not a zombie");
+    }
+    println!("zombie: pid {pid} is a zombie while its parent sleeps");
+    let r = task::wait(None).map_err(|_| "wait failed")?;
+    println!(
+        "zombie: reaped pid {} status {:#x} (exit code {}), ZOMBIE for {} ms",
+        r.pid,
+        r.status.raw(),
+        wexitstatus(r.status.raw()),
+        ms(t(&r.at_reap, MicroState::Zombie))
+    );
+    if r.pid != pid || !wifexited(r.status.raw()) || wexitstatus(r.status.raw()) != 7 {
+        return Err("wait returned the wrong pid or status");
+    }
+    if tally_msa::ACCOUNTING_ENABLED && ms(t(&r.at_reap, MicroState::Zombie)) < 20 {
+        return Err("the zombie's time was not accounted as ZOMBIE");
+    }
+    if task::wait(None).err() != Some(tally_uapi::errno::ECHILD) {
+        return Err("a second wait did not fail with ECHILD");
+    }
+    println!("zombie: a second wait returns -ECHILD");
+    Ok(())
+}
+
+static GRANDCHILD: AtomicU64 = AtomicU64::new(0);
+
+fn orphan_grandchild(_: u64) {
+    task::sleep_ns(100_000_000);
+    task::exit(3)
+}
+
+fn orphan_parent(_: u64) {
+    let pid = task::spawn("grandchild", SchedParams::Normal(0), orphan_grandchild, 0).unwrap_or(0);
+    GRANDCHILD.store(pid as u64, Ordering::Relaxed);
+    task::exit(0)
+}
+
+/// A parent that exits before its child: the child is re-parented to init, which reaps it.
+pub fn orphan() -> Result<(), &'static str> {
+    let parent = task::spawn("parent", SchedParams::Normal(0), orphan_parent, 0).map_err(|_| "spawn failed")?;
+    let r = task::wait(Some(parent)).map_err(|_| "wait for the parent failed")?;
+    let child = GRANDCHILD.load(Ordering::Relaxed) as i32;
+    let ppid = task::ppid(child);
+    println!("orphan: parent {} exited (status {:#x}); its child {child} now has ppid {ppid:?}", r.pid, r.status.raw());
+    if child <= 0 || ppid != Some(1) {
+        return Err("the orphan was not re-parented to init");
+    }
+    let r = task::wait(Some(child)).map_err(|_| "init could not reap the orphan")?;
+    println!("orphan: init reaped {} with exit code {}", r.pid, wexitstatus(r.status.raw()));
+    if wexitstatus(r.status.raw()) != 3 {
+        return Err("wrong exit status from the orphan");
+    }
+    Ok(())
+}
+
+static NORMAL_PROGRESS: AtomicU64 = AtomicU64::new(0);
+static FIFO_SAW: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+
+fn normal_burner(_: u64) {
+    while !STOP.load(Ordering::Relaxed) {
+        NORMAL_PROGRESS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn fifo_runner(_: u64) {
+    FIFO_SAW[0].store(NORMAL_PROGRESS.load(Ordering::Relaxed), Ordering::Relaxed);
+    spin_for_ms(300);
+    FIFO_SAW[1].store(NORMAL_PROGRESS.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// A SCHED_FIFO thread that runs for 300 ms (three normal timeslices) is never preempted
+/// by the normal CPU-bound thread beside it: the normal one makes no progress meanwhile.
+pub fn rt_fifo() -> Result<(), &'static str> {
+    STOP.store(false, Ordering::Relaxed);
+    let normal = task::spawn("normal", SchedParams::Normal(0), normal_burner, 0).map_err(|_| "spawn failed")?;
+    task::sleep_ns(20_000_000);
+    let fifo = task::spawn("fifo", SchedParams::Fifo(50), fifo_runner, 0).map_err(|_| "spawn failed")?;
+    let r = task::wait(Some(fifo)).map_err(|_| "wait failed")?;
+    STOP.store(true, Ordering::Relaxed);
+    task::wait(Some(normal)).map_err(|_| "wait failed")?;
+    let (a, b) = (FIFO_SAW[0].load(Ordering::Relaxed), FIFO_SAW[1].load(Ordering::Relaxed));
+    let m = &r.totals.msa;
+    println!(
+        "rt_fifo: normal thread progress during the FIFO thread's 300 ms: {} -> {}; FIFO on-cpu {} ms, on queues {} ms",
+        a,
+        b,
+        ms(t(m, MicroState::OncpuSys)),
+        ms(t(m, MicroState::OnActiveQueue) + t(m, MicroState::OnExpiredQueue))
+    );
+    if a == 0 {
+        return Err("the normal thread never ran before the FIFO thread");
+    }
+    if a != b {
+        return Err("a normal thread ran while the FIFO thread was runnable");
+    }
+    Ok(())
+}
+
+const DISK_READS: u64 = 20;
+static DISK_OK: AtomicBool = AtomicBool::new(false);
+
+fn disk_reader(_: u64) {
+    let Some(disk) = drivers::ata::disk(drivers::ata::DATA_DISK) else { return };
+    let mut buf = [0u8; 512];
+    let ok = (0..DISK_READS).all(|lba| disk.read(lba, &mut buf).is_ok());
+    DISK_OK.store(ok, Ordering::Relaxed);
+}
+
+/// A thread reading the disk sleeps UNINTERRUPTIBLE while each request is in flight, and
+/// IRQ 14's timer counts exactly one interrupt per one-sector request.
+pub fn disk_sleep() -> Result<(), &'static str> {
+    let line = irq::count(14);
+    let before = task::snapshot().irq_lines[14].timer.num_events;
+    let pid = task::spawn("reader", SchedParams::Normal(0), disk_reader, 0).map_err(|_| "spawn failed")?;
+    let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+    let after = task::snapshot().irq_lines[14].timer.num_events;
+    let m = &r.totals.msa;
+    println!(
+        "disk_sleep: {DISK_READS} one-sector reads; UNINTERRUPTIBLE_SLEEP {} us, on-cpu {} us; IRQ 14 interrupts {} (timer events {})",
+        time::clock().ticks_to_ns(t(m, MicroState::UninterruptibleSleep)) / 1000,
+        time::clock().ticks_to_ns(t(m, MicroState::OncpuSys)) / 1000,
+        irq::count(14) - line,
+        after - before
+    );
+    if !DISK_OK.load(Ordering::Relaxed) {
+        return Err("disk reads failed");
+    }
+    if irq::count(14) - line != DISK_READS {
+        return Err("IRQ 14 did not fire exactly once per request");
+    }
+    if tally_msa::ACCOUNTING_ENABLED {
+        if after - before != DISK_READS {
+            return Err("IRQ 14's timer did not count exactly one interrupt per request");
+        }
+        if t(m, MicroState::UninterruptibleSleep) == 0 {
+            return Err("waiting for the disk did not accrue UNINTERRUPTIBLE_SLEEP");
+        }
+    }
+    Ok(())
+}
+
+/// Everything at once, then both invariants: (a) checked at every exit, (b) over the whole
+/// system (live tasks and released ones) against all IRQ lines' handler time.
+pub fn invariants() -> Result<(), &'static str> {
+    contention()?;
+    zombie()?;
+    orphan()?;
+    disk_sleep()?;
+    let (checked, broken) = task::exit_invariant_counts();
+    let s = task::snapshot();
+    let mut interrupted = s.released[MicroState::Interrupted as usize];
+    for (pid, _, clocks, age) in &s.tasks {
+        if tally_msa::ACCOUNTING_ENABLED && clocks.iter().sum::<u64>() != *age {
+            println!("invariants: pid {pid} breaks invariant (a)");
+            return Err("invariant (a) broken for a live task");
+        }
+        interrupted += clocks[MicroState::Interrupted as usize];
+    }
+    println!(
+        "invariants: (a) checked at {checked} exits, broken at {broken}; (b) INTERRUPTED over all tasks {interrupted} ticks, handler time {} ticks",
+        s.total_handler_ticks
+    );
+    if !tally_msa::ACCOUNTING_ENABLED {
+        return Ok(());
+    }
+    // Exits so far: the contenders, the zombie, the orphan's parent and child, the reader.
+    let expected_exits = CONTENDERS as u64 + 1 + 2 + 1;
+    if checked != expected_exits || broken != 0 {
+        return Err("invariant (a) was not checked, or broken, at task exit");
+    }
+    if interrupted != s.total_handler_ticks {
+        return Err("invariant (b) broken: INTERRUPTED differs from total handler time");
+    }
+    println!("invariants: both hold exactly");
+    Ok(())
+}
