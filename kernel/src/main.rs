@@ -18,6 +18,7 @@ extern crate alloc;
 
 #[macro_use]
 mod console;
+mod demo;
 mod arch;
 mod bench;
 mod cmdline;
@@ -26,6 +27,7 @@ mod irq;
 mod kstats;
 mod mm;
 mod panic;
+mod report;
 mod selftest;
 mod task;
 mod time;
@@ -80,6 +82,6 @@ fn init_main(_: u64) {
     }
     match cmdline::get("test") {
         Some(name) => selftest::run(name),
-        None => selftest::run("boot"),
+        None => selftest::run("demo"),
     }
 }

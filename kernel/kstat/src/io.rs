@@ -139,6 +139,19 @@ impl IoStats {
         self.nwritten = self.nwritten.wrapping_add(bytes);
     }
 
+    /// Both queue lengths became known values at `now`: for a provider that knows its
+    /// lengths (a scheduler's run queue) rather than each arrival and departure.
+    pub fn set_queue_lengths(&mut self, now: Hrtime, waiting: u32, running: u32) {
+        self.waitq.set_cnt(now, waiting);
+        self.runq.set_cnt(now, running);
+    }
+
+    /// The same statistics with every time converted by `f` (see
+    /// [`QueueIntegrator::rescaled`]).
+    pub fn rescaled(&self, f: impl Fn(Hrtime) -> Hrtime) -> Self {
+        IoStats { waitq: self.waitq.rescaled(&f), runq: self.runq.rescaled(&f), ..*self }
+    }
+
     /// The record exactly as stored: sums only up to each queue's `lastupdate`.
     pub fn kstat_io(&self) -> KstatIo {
         Self::record(self, &self.waitq, &self.runq)
@@ -171,6 +184,18 @@ impl IoStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_lengths_integrate_and_rescale() {
+        let mut io = IoStats::new();
+        io.set_queue_lengths(10, 2, 1);
+        io.set_queue_lengths(30, 0, 1);
+        io.set_queue_lengths(40, 0, 0);
+        let r = io.kstat_io();
+        assert_eq!((r.wtime, r.wlentime, r.rtime, r.rlentime), (20, 40, 30, 30));
+        let ns = io.rescaled(|t| t * 3).kstat_io();
+        assert_eq!((ns.wtime, ns.wlentime, ns.wlastupdate, ns.rtime), (60, 120, 120, 90));
+    }
 
     #[test]
     fn a_disk_request_lifecycle() {

@@ -114,6 +114,17 @@ impl QueueIntegrator {
         self.cnt = len;
     }
 
+    /// The same queue with its times (busy time, length×time, last update) converted by
+    /// `f`, for a provider that integrates in a cheaper unit (TSC ticks) than the kstat's
+    /// nanoseconds. `f` must be linear for `lentime` to stay exact up to rounding.
+    pub fn rescaled(&self, f: impl Fn(Hrtime) -> Hrtime) -> Self {
+        let mut q = *self;
+        q.time = f(self.time);
+        q.lentime = f(self.lentime);
+        q.lastupdate = f(self.lastupdate);
+        q
+    }
+
     /// Brings the sums up to `now` without changing the length. Readers never need this
     /// (snapshots fold the open interval in themselves); it is here for providers that
     /// want `time`/`lentime` current, e.g. before copying them elsewhere.

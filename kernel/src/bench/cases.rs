@@ -5,7 +5,11 @@ use tally_msa::{MicroState, MsaClock};
 use super::{Bench, Harness};
 use crate::arch;
 
-pub const ALL: &[(&str, Bench)] = &[("tsc_read", tsc_read), ("msa_transition", msa_transition)];
+pub const ALL: &[(&str, Bench)] = &[
+    ("tsc_read", tsc_read),
+    ("msa_transition", msa_transition),
+    ("context_switch", super::switch::context_switch),
+];
 
 /// The cost of the clock every accounting timestamp uses.
 fn tsc_read(h: &mut Harness) {

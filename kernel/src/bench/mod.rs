@@ -6,6 +6,7 @@
 //! compared side by side on the host. Nothing here judges a number: benchmarks report.
 
 mod cases;
+mod switch;
 
 use crate::arch::{self, qemu::ExitCode};
 

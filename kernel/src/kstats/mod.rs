@@ -15,7 +15,7 @@
 //!  IrqAccounting, per IRQ line  ──┬──> pic:L:<line name>    intr, class interrupts   lines.rs
 //!    (task::snapshot().irq_lines) └──> unix:L:irq_timer     timer, class interrupts  lines.rs
 //!  each ATA disk's IoStats      ─────> ata:N:ataN           io,    class disk        disk.rs
-//!  runq_changed() (scheduler)   ─────> unix:0:runq          io,    class sched       runq.rs
+//!  task::runq_io() (scheduler)  ─────> unix:0:runq          io,    class sched       runq.rs
 //!  task, irq, mm, time counters ─────> unix:0:system_misc   named, class misc        system.rs
 //!  the chain itself             ─────> unix:0:kstat_headers (KID 0) and unix:0:kstat_types
 //! ```
@@ -63,7 +63,6 @@ use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_HEADERS_KID};
 use crate::arch::cpu::without_interrupts;
 use crate::irq::NR_LINES;
 
-pub use runq::runq_changed;
 
 /// The registry and which of its kstats this module maintains.
 struct State {

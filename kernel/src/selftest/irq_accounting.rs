@@ -19,20 +19,7 @@ pub fn invariants() -> Result<(), &'static str> {
     // Both at the same instant: no tick may land between them.
     let (s, (counts, spurious)) = arch::cpu::without_interrupts(|| (task::snapshot(), irq::counters()));
 
-    println!("irq  {:>8} {:>12} {:>10} {:>10} {:>10}  kinds(hard soft watchdog spurious multsvc)", "count", "total us", "min ns", "max ns", "mean ns");
-    for (line, l) in s.irq_lines.iter().enumerate().filter(|(_, l)| l.timer.num_events > 0) {
-        let t = &l.timer;
-        println!(
-            "{:>3}  {:>8} {:>12} {:>10} {:>10} {:>10}  {:?}",
-            line,
-            t.num_events,
-            clock.ticks_to_ns(t.elapsed_time) / 1000,
-            clock.ticks_to_ns(t.min_time),
-            clock.ticks_to_ns(t.max_time),
-            clock.ticks_to_ns(t.elapsed_time / t.num_events),
-            l.intrs.counts
-        );
-    }
+    crate::report::irq_lines(&s.irq_lines);
     if !ACCOUNTING_ENABLED {
         println!("irq_accounting: accounting compiled out, nothing to check");
         return Ok(());

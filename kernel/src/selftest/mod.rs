@@ -21,6 +21,7 @@ type Test = fn() -> Result<(), &'static str>;
 
 const TESTS: &[(&str, Test)] = &[
     ("boot", boot),
+    ("demo", crate::demo::run),
     ("panic", faults::panic),
     ("breakpoint", faults::breakpoint),
     ("page_fault", faults::page_fault),

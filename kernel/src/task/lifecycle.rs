@@ -31,15 +31,12 @@ pub enum SchedParams {
     Normal(i32),
     /// SCHED_FIFO at a real-time priority (1..99).
     Fifo(u32),
-    /// SCHED_RR at a real-time priority (1..99).
-    RoundRobin(u32),
 }
 
 fn new_hot(params: SchedParams, now: u64) -> Result<Hot, i32> {
     let se = match params {
         SchedParams::Normal(nice) => SchedEntity::new(nice.clamp(-20, 19)),
         SchedParams::Fifo(p) => SchedEntity::new(0).with_policy(Policy::Fifo, p).map_err(|e| e.errno())?,
-        SchedParams::RoundRobin(p) => SchedEntity::new(0).with_policy(Policy::RoundRobin, p).map_err(|e| e.errno())?,
     };
     Ok(Hot { se, clock: MsaClock::new(now, MicroState::OnActiveQueue) })
 }

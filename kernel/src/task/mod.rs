@@ -88,6 +88,10 @@ pub struct Kernel {
     graveyard: Vec<Payload>,
     /// Microstate clocks of every task released so far (for system-wide invariants).
     released_msa: MsaTimes,
+    /// The run queue as Solaris io-kstat queues (wait: runnable and waiting; run: on CPU),
+    /// times in TSC ticks since `boot_tsc`.
+    runq_io: tally_kstat::IoStats,
+    boot_tsc: u64,
     /// An interrupt during which the CPU switched tasks: the task switched *to* finishes its
     /// accounting (the seed's INTERRUPTED handover).
     handover_line: Option<u8>,
@@ -137,14 +141,20 @@ impl Kernel {
         self.graveyard.push(payload);
     }
 
-    /// Tell the run queue's kstat the queue's new shape (tasks waiting for the CPU, and
-    /// whether a non-idle task has it) after every runqueue change.
-    fn runq_changed(&self, now: u64) {
+    /// Integrate the run queue's new shape (tasks waiting for the CPU, and whether a
+    /// non-idle task has it) after every runqueue change, in TSC ticks since boot. Only a
+    /// change of length needs the sums brought up to date (over an interval of constant
+    /// length they are folded in at the next change, or by the reader), so a switch between
+    /// two runnable tasks costs two comparisons. The `unix:0:runq` kstat converts to ns.
+    fn runq_changed(&mut self, now: u64) {
         #[cfg(feature = "accounting")]
         {
             let running = (self.rq.current() != self.rq.idle()) as u32;
             let queued = self.rq.nr_running().saturating_sub(running);
-            crate::kstats::runq_changed(crate::time::clock().monotonic_ns(now), queued, running);
+            if queued != self.runq_io.waitq().cnt() || running != self.runq_io.runq().cnt() {
+                let since_boot = now.saturating_sub(self.boot_tsc) as i64;
+                self.runq_io.set_queue_lengths(since_boot, queued, running);
+            }
         }
         #[cfg(not(feature = "accounting"))]
         let _ = now;
@@ -284,6 +294,8 @@ pub fn init(entry_tsc: u64, init_main: fn(u64)) {
         waiters: BTreeMap::new(),
         graveyard: Vec::new(),
         released_msa: [0; NR_MICROSTATES],
+        runq_io: tally_kstat::IoStats::new(),
+        boot_tsc: entry_tsc,
         handover_line: None,
         exit_checks: 0,
         exit_violations: 0,
@@ -364,11 +376,6 @@ pub fn current_msa() -> MsaTimes {
     })
 }
 
-/// Pid of the running task.
-pub fn current_pid() -> i32 {
-    with_kernel(|k| k.tasks.get(k.current()).map_or(-1, |t| t.pid()))
-}
-
 /// Parent pid of `pid` (its process's parent), if `pid` exists.
 pub fn ppid(pid: i32) -> Option<i32> {
     with_kernel(|k| k.tasks.lookup(pid).and_then(|key| k.tasks.ppid(key)).ok())
@@ -386,6 +393,12 @@ pub fn exit_invariant_counts() -> (u64, u64) {
     with_kernel(|k| (k.exit_checks, k.exit_violations))
 }
 
+/// The run queue's io-kstat integrals, times in ns since boot (settled by the reader).
+pub fn runq_io() -> tally_kstat::IoStats {
+    let (io, clock) = with_kernel(|k| (k.runq_io, crate::time::clock()));
+    io.rescaled(|ticks| clock.ticks_to_ns(ticks.max(0) as u64) as i64)
+}
+
 /// Context switches since boot.
 pub fn nr_switches() -> u64 {
     with_kernel(|k| k.rq.nr_switches())
@@ -394,7 +407,6 @@ pub fn nr_switches() -> u64 {
 /// System-wide accounting at one instant: every task's clocks (live and released) and the
 /// total handler time of every IRQ line.
 pub struct SystemSnapshot {
-    pub now: u64,
     /// (pid, comm, clocks, age in ticks) of each live task.
     pub tasks: Vec<(i32, [u8; 16], MsaTimes, u64)>,
     pub released: MsaTimes,
@@ -418,7 +430,6 @@ pub fn snapshot() -> SystemSnapshot {
             tasks.push((pid, comm, clocks, now - created));
         }
         SystemSnapshot {
-            now,
             tasks,
             released: k.released_msa,
             total_handler_ticks: k.rq.irq().total_handler_ticks(now),
