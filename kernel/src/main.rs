@@ -29,6 +29,7 @@ mod mm;
 mod panic;
 mod report;
 mod selftest;
+mod syscall;
 mod task;
 mod time;
 mod trap;
@@ -58,9 +59,12 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     println!("Tally {} — a teaching kernel about where time goes", env!("CARGO_PKG_VERSION"));
     arch::gdt::init();
     arch::idt::init();
+    let cpu = arch::usermode::init();
     mm::init(boot_info);
+    arch::address_space::init();
     cmdline::init();
     console::set_level(cmdline::get("loglevel").unwrap_or("info"));
+    log::info!("user mode: syscall/sysret on, SMEP {}, SMAP {}", on_off(cpu.smep), on_off(cpu.smap));
     arch::pic::init();
     time::init(entry_tsc);
     task::init(entry_tsc, init_main);
@@ -73,6 +77,10 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     arch::cpu::enable_interrupts();
     // The boot thread becomes the idle task; init (pid 1) runs what the command line asks.
     task::idle_loop()
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b { "on" } else { "off (CPU lacks it)" }
 }
 
 /// Pid 1: run the benchmark, the self-test, or the boot demo the command line names.

@@ -53,7 +53,7 @@ pub fn microstates(rows: &[Row]) {
 pub fn irq_lines(lines: &[IrqLineStats]) {
     let clock = time::clock();
     println!(
-        "{:>3}  {:>8} {:>12} {:>10} {:>10} {:>10}  kinds(hard soft watchdog spurious multsvc)",
+        "{:>3}  {:>8} {:>12} {:>10} {:>10} {:>10}  kinds(hard soft watchdog spurious multiple_service)",
         "irq", "count", "total us", "min ns", "max ns", "mean ns"
     );
     for (line, l) in lines.iter().enumerate().filter(|(_, l)| l.timer.num_events > 0) {

@@ -8,19 +8,128 @@
 //! A double fault whose CR2 lies just below the interrupted stack pointer is a kernel stack
 //! overflow: the push that hit the guard page faulted, and so did delivering that fault on
 //! the same stack. The handler runs on its own IST stack, which is why it can say so.
+//!
+//! **Exceptions from user mode** (ring 3: the low bits of the saved CS) are the process's
+//! problem, not the kernel's. The task's running microstate becomes ONCPU_TRAP; a page fault
+//! that a demand-zero region explains is fixed (`task::vm`: a zeroed page is mapped, a minor
+//! fault counted) and the task resumes in ONCPU_USR at the faulting instruction; anything
+//! else kills the task's process with the signal Linux would send — SIGFPE for a divide
+//! error, SIGILL for an invalid opcode, SIGTRAP for a breakpoint or single step, SIGBUS for
+//! an alignment check, SIGSEGV for page and protection faults — as its wait status, and the
+//! kernel and every other task go on. (No signal handlers exist yet, so every such signal
+//! is fatal; no core file is written, so the status never claims one.) Non-maskable
+//! interrupts, double faults and machine checks stay fatal wherever they come from.
 
 use core::sync::atomic::{AtomicU64, Ordering};
+use tally_msa::MicroState;
 
 use crate::arch::{self, idt::Exception, qemu::ExitCode};
 use crate::console::emergency_print;
+use crate::task;
+
+pub const SIGTRAP: u8 = 5;
+pub const SIGILL: u8 = 4;
+pub const SIGBUS: u8 = 7;
+pub const SIGFPE: u8 = 8;
+pub const SIGSEGV: u8 = 11;
 
 static BREAKPOINTS: AtomicU64 = AtomicU64::new(0);
+/// User tasks killed by an exception, and demand-zero faults fixed, since boot.
+static USER_KILLS: AtomicU64 = AtomicU64::new(0);
+static USER_FAULTS_FIXED: AtomicU64 = AtomicU64::new(0);
+
+/// The signal Linux sends for exception `vector` taken in user mode.
+pub fn signal_for(vector: u8) -> u8 {
+    match vector {
+        0 | 7 | 16 | 19 => SIGFPE,
+        1 | 3 => SIGTRAP,
+        6 => SIGILL,
+        11 | 12 | 17 => SIGBUS,
+        _ => SIGSEGV,
+    }
+}
+
+fn signal_name(sig: u8) -> &'static str {
+    match sig {
+        SIGTRAP => "SIGTRAP",
+        SIGILL => "SIGILL",
+        SIGBUS => "SIGBUS",
+        SIGFPE => "SIGFPE",
+        SIGSEGV => "SIGSEGV",
+        _ => "signal",
+    }
+}
+
+/// Any exception except breakpoints and page faults (which have their own entry points).
+pub fn exception(e: &Exception) -> ! {
+    if !e.from_user() || matches!(e.vector, 2 | 8 | 18) {
+        fatal(e)
+    }
+    task::set_running_state(MicroState::OncpuTrap);
+    kill_user(e, signal_for(e.vector))
+}
+
+/// A page fault: demand-zero for user tasks (returns to retry the instruction), SIGSEGV for
+/// user addresses they may not use that way, fatal in the kernel.
+pub fn page_fault(e: &Exception) {
+    if !e.from_user() {
+        fatal(e)
+    }
+    task::set_running_state(MicroState::OncpuTrap);
+    let code = e.error_code.unwrap_or(0);
+    let (write, reserved, exec) = (code & 0x2 != 0, code & 0x8 != 0, code & 0x10 != 0);
+    let addr = e.cr2.unwrap_or(0);
+    if !reserved && task::user_page_fault(addr, write, exec) {
+        USER_FAULTS_FIXED.fetch_add(1, Ordering::Relaxed);
+        task::set_running_state(MicroState::OncpuUsr);
+        return;
+    }
+    kill_user(e, SIGSEGV)
+}
+
+/// Report a fatal user exception (as Linux's "segfault at" line) and end the process.
+fn kill_user(e: &Exception, sig: u8) -> ! {
+    USER_KILLS.fetch_add(1, Ordering::Relaxed);
+    let ids = task::current_ids();
+    let comm = ids.comm.iter().position(|&b| b == 0).map_or(&ids.comm[..], |n| &ids.comm[..n]);
+    let comm = core::str::from_utf8(comm).unwrap_or("?");
+    match e.cr2 {
+        Some(cr2) => println!(
+            "{comm}[{}]: {} at {cr2:#x} rip {:#x} rsp {:#x} error {:#x} in user mode: killed by {}",
+            ids.pid,
+            e.name,
+            e.rip,
+            e.rsp,
+            e.error_code.unwrap_or(0),
+            signal_name(sig)
+        ),
+        None => println!(
+            "{comm}[{}]: {} (vector {}) at rip {:#x} rsp {:#x} in user mode: killed by {}",
+            ids.pid,
+            e.name,
+            e.vector,
+            e.rip,
+            e.rsp,
+            signal_name(sig)
+        ),
+    }
+    task::exit_signaled(sig)
+}
+
+/// (user tasks killed by exceptions, user page faults fixed by demand-zero) since boot.
+pub fn user_fault_counts() -> (u64, u64) {
+    (USER_KILLS.load(Ordering::Relaxed), USER_FAULTS_FIXED.load(Ordering::Relaxed))
+}
 
 /// How far below the stack pointer a faulting address may be and still count as the stack
 /// overflowing (a function may reserve a large frame before touching it).
 const STACK_OVERFLOW_WINDOW: u64 = 64 * 1024;
 
 pub fn breakpoint(e: &Exception) {
+    if e.from_user() {
+        task::set_running_state(MicroState::OncpuTrap);
+        kill_user(e, SIGTRAP)
+    }
     BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
     log::info!("breakpoint (vector 3) at rip={:#018x}, resuming", e.rip);
 }

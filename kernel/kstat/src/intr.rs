@@ -13,38 +13,9 @@
 //! `module:instance:name:hard` and so on. Counters are 32 bits and wrap (`uint_t` in
 //! Solaris); readers take differences modulo 2^32.
 
-use tally_uapi::kstat::{
-    KstatIntr, KSTAT_INTR_HARD, KSTAT_INTR_MULTSVC, KSTAT_INTR_NAMES, KSTAT_INTR_SOFT,
-    KSTAT_INTR_SPURIOUS, KSTAT_INTR_WATCHDOG,
-};
+use tally_uapi::kstat::KstatIntr;
 
-/// The five kinds of interrupt, numbered as `KSTAT_INTR_*`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum IntrKind {
-    Hard = KSTAT_INTR_HARD as isize,
-    Soft = KSTAT_INTR_SOFT as isize,
-    Watchdog = KSTAT_INTR_WATCHDOG as isize,
-    Spurious = KSTAT_INTR_SPURIOUS as isize,
-    Multsvc = KSTAT_INTR_MULTSVC as isize,
-}
-
-impl IntrKind {
-    pub const ALL: [IntrKind; 5] =
-        [IntrKind::Hard, IntrKind::Soft, IntrKind::Watchdog, IntrKind::Spurious, IntrKind::Multsvc];
-
-    /// The kind with `KSTAT_INTR_*` number `i`, if there is one.
-    pub fn from_index(i: usize) -> Option<Self> {
-        Self::ALL.get(i).copied()
-    }
-    /// Its `KSTAT_INTR_*` number, the index into `intrs`.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-    /// The statistic name `kstat -p` prints ("hard", "soft", ...).
-    pub fn name(self) -> &'static str {
-        KSTAT_INTR_NAMES[self.index()]
-    }
-}
+pub use tally_uapi::kstat::IntrKind;
 
 /// The data of an interrupt kstat.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,7 +56,7 @@ mod tests {
             assert_eq!(IntrKind::from_index(i), Some(k));
         }
         assert_eq!(IntrKind::from_index(5), None);
-        assert_eq!(IntrKind::Multsvc.name(), "multsvc");
+        assert_eq!(IntrKind::MultSvc.name(), "multiple_service");
         assert_eq!(IntrKind::Hard.index(), 0);
     }
 

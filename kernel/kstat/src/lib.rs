@@ -1,7 +1,7 @@
 //! # tally-kstat — Solaris-style kernel statistics
 //!
 //! A *kstat* is a named bundle of statistics a kernel subsystem publishes for user space:
-//! `sched:0:runq` (how long the run queue was, integrated over time), `unix:0:kstat_types`,
+//! `unix:0:runq` (how long the run queue was, integrated over time), `unix:0:kstat_types`,
 //! a disk's I/O queues, a driver's interrupt counts. The design is Solaris' (kstat(3K)):
 //! every kstat has a header (`module:instance:name`, class, type, creation and snapshot
 //! times) and a data section of one of five kinds, and all kstats hang off one *chain*

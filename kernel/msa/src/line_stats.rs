@@ -11,35 +11,10 @@
 //! [`crate::IrqAccounting`] owns one [`IrqLineStats`] per line and updates it when an
 //! interrupt ends; the kstat layer reads it. All times are TSC ticks.
 
+pub use tally_uapi::kstat::IntrKind;
+
 /// Number of interrupt kinds counted per line (`KSTAT_NUM_INTRS`).
-pub const NR_INTR_KINDS: usize = 5;
-
-/// What kind of interrupt an entry was, numbered as Solaris' `KSTAT_INTR_*` indices.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum IntrKind {
-    /// A device interrupt that a handler claimed.
-    Hard = 0,
-    /// A software interrupt (deferred work raised by the kernel itself).
-    Soft = 1,
-    /// A timer ("watchdog") interrupt — the scheduler tick.
-    Watchdog = 2,
-    /// An interrupt no handler claimed.
-    Spurious = 3,
-    /// One entry that serviced more than one device on a shared line.
-    MultSvc = 4,
-}
-
-impl IntrKind {
-    /// Every kind, in index order.
-    pub const ALL: [IntrKind; NR_INTR_KINDS] =
-        [IntrKind::Hard, IntrKind::Soft, IntrKind::Watchdog, IntrKind::Spurious, IntrKind::MultSvc];
-
-    /// Index into [`IntrCounts::counts`].
-    pub const fn index(self) -> usize {
-        self as usize
-    }
-}
+pub const NR_INTR_KINDS: usize = tally_uapi::kstat::KSTAT_NUM_INTRS;
 
 /// Interrupts counted by kind (Solaris `kstat_intr_t`). Each interrupt is counted once, under
 /// the kind it finally turned out to be.

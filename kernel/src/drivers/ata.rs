@@ -55,10 +55,11 @@
 //!
 //! Each disk keeps a Solaris I/O kstat (`tally_kstat::IoStats`, read as a `kstat_io_t`):
 //! the wait queue is "queued for the channel", the run queue "issued to the drive", both
-//! integrated over time (nanoseconds from the TSC via `crate::time`). Only reads and writes
-//! pass through the queues, so Little's law holds: mean response time =
-//! Δ(wlentime + rlentime) / Δ(reads + writes). `reads`/`writes`/`nread`/`nwritten` count
-//! successful requests; failed ones leave the queues and are counted in [`Disk::errors`].
+//! integrated over time (nanoseconds from the TSC via `crate::time`). Only read and write
+//! requests pass through the queues (IDENTIFY and FLUSH do not), so Little's law holds:
+//! mean response time = Δ(wlentime + rlentime) / Δ(requests), where requests =
+//! reads + writes + failed ones. `reads`/`writes`/`nread`/`nwritten` count successful
+//! requests; failed ones leave the queues too and are counted in [`Disk::errors`].
 //! The kernel's kstat registry publishes each disk's as `ata:N:ataN`, class `disk`
 //! (`kstats/disk.rs` copies [`Disk::io_stats`] in at each read).
 //!
@@ -248,10 +249,10 @@ fn trimmed(bytes: &[u8]) -> &str {
 struct Channel {
     hw: hw::Channel,
     completion: &'static dyn Completion,
-    /// Held for a whole request: the task file carries one command at a time. (A spin lock
-    /// is enough while one task does I/O; with a real scheduler, contenders spin until the
-    /// owner's request ends, which the wait-queue statistics show.)
-    owner: Mutex<()>,
+    /// Held for a whole request: the task file carries one command at a time. A sleeping
+    /// lock, because its holder sleeps until the drive interrupts; contenders sleep
+    /// UNINTERRUPTIBLE until it is free (their wait shows in the io kstat's wait queue).
+    owner: crate::task::SleepLock,
     /// Interrupt-driven (after [`init`]) or polled (the boot-time probe).
     irq_mode: AtomicBool,
     /// A command is outstanding: an interrupt now belongs to it.
@@ -265,7 +266,7 @@ struct Channel {
 static PRIMARY: Channel = Channel {
     hw: hw::PRIMARY,
     completion: &PRIMARY_COMPLETION,
-    owner: Mutex::new(()),
+    owner: crate::task::SleepLock::new(),
     irq_mode: AtomicBool::new(false),
     in_flight: AtomicBool::new(false),
     irq_status: AtomicU8::new(0),

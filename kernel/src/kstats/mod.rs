@@ -43,10 +43,10 @@
 //! One spin lock around the registry, always taken with interrupts disabled, and never from
 //! an interrupt handler: nothing in IRQ context writes to the registry. Values updated in
 //! IRQ context stay where they are (the accounting, the driver's `IoStats`, [`runq`]'s
-//! state under its own lock) and are copied on read. Lock order: the registry lock before
-//! the leaf locks of the run-queue state and the disks' statistics. The task lock is never
-//! nested with it: the sources the task layer gives are sampled before the registry lock is
-//! taken.
+//! state) and are copied on read. Lock order: the registry lock before the leaf locks of
+//! the disks' statistics and before the task lock (`runq::refresh` reads
+//! `task::runq_io()` under the registry lock); nothing takes the registry lock while holding
+//! the task lock.
 
 mod disk;
 mod lines;

@@ -27,7 +27,7 @@ use tally_uapi::kstat::{
 };
 
 /// The names kstat(1M) gives the five `kstat_intr_t` counters.
-pub const INTR_NAMES: [&str; 5] = ["hard", "soft", "watchdog", "spurious", "multiple_service"];
+pub use tally_uapi::kstat::KSTAT_INTR_NAMES as INTR_NAMES;
 
 /// Whether `kstat -p` lists this kstat at all.
 pub fn listed(h: &KstatHeader) -> bool {

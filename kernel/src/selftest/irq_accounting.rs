@@ -1,9 +1,10 @@
 //! Interrupt accounting: the per-IRQ timers and the INTERRUPTED microstate agree exactly.
 //!
-//! The boot thread idles for a while with interrupts on (every tick steals time from it),
-//! takes a spurious interrupt, and then the two exact invariants are checked in TSC ticks:
-//! (a) its microstate clocks sum to its age; (b) its INTERRUPTED time equals the sum of
-//! handler time over all IRQ lines. It also prints the per-IRQ table.
+//! Init halts between ticks for 300 ms (every tick steals time from whoever is on the CPU:
+//! init, or the idle task), takes a spurious interrupt, and then the two exact invariants are
+//! checked over all tasks, in TSC ticks: (a) each task's microstate clocks sum to its age;
+//! (b) the INTERRUPTED time of all tasks (live and released) equals the sum of handler time
+//! over all IRQ lines. It also prints the per-IRQ table.
 
 use tally_msa::{IntrKind, MicroState, ACCOUNTING_ENABLED};
 

@@ -13,6 +13,7 @@ mod kstat;
 mod sched;
 mod memory;
 mod timer;
+mod user;
 
 use crate::arch::{self, qemu::ExitCode};
 
@@ -38,7 +39,14 @@ const TESTS: &[(&str, Test)] = &[
     ("orphan", sched::orphan),
     ("rt_fifo", sched::rt_fifo),
     ("disk_sleep", sched::disk_sleep),
+    ("disk_contention", sched::disk_contention),
     ("invariants", sched::invariants),
+    ("user_smoke", user::smoke),
+    ("user_syscalls", user::syscalls),
+    ("user_fault", user::faults),
+    ("user_efault", user::efault),
+    ("user_demand", user::demand),
+    ("user_preempt", user::preempt),
 ];
 
 pub fn run(name: &str) -> ! {

@@ -1,4 +1,5 @@
-//! Birth, sleep and death of kernel threads: spawn, sleep, yield, exit, wait.
+//! Birth, sleep and death of kernel threads (and of user processes, which start as one):
+//! spawn, sleep, yield, exit, wait.
 
 use alloc::sync::Arc;
 use tally_msa::{MicroState, MsaClock, MsaTimes};
@@ -11,7 +12,7 @@ use tally_sched::TaskStore;
 use crate::arch::{self, context::Thread};
 
 /// First code of every new thread (the trampoline calls it): run the entry, then exit.
-extern "C" fn thread_entry(_: u64) -> ! {
+pub(super) extern "C" fn thread_entry(_: u64) -> ! {
     super::after_switch();
     let entry = with_kernel(|k| {
         let cur = k.current();
@@ -47,7 +48,7 @@ pub(super) fn spawn_init(init_main: fn(u64)) {
         let thread = Thread::spawn(thread_entry, 0).expect("no memory for init's stack");
         let key = k
             .tasks
-            .create_init(b"init", 0, 0, crate::time::boot_unix_seconds(), Payload { thread, entry: Some((init_main, 0)) })
+            .create_init(b"init", 0, 0, crate::time::boot_unix_seconds(), Payload::kernel(thread, Some((init_main, 0))))
             .expect("init created twice");
         k.insert_hot(key, new_hot(SchedParams::Normal(0), now).expect("nice 0 is valid"));
         k.rq.wake_up_new_task(&mut HotStore(&mut k.hot), Kernel::sched_key(key), now);
@@ -59,12 +60,21 @@ pub(super) fn spawn_init(init_main: fn(u64)) {
 /// Returns its pid.
 pub fn spawn(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -> Result<i32, i32> {
     let thread = Thread::spawn(thread_entry, 0).map_err(|_| ENOMEM)?;
+    start_process(name, params, Payload::kernel(thread, Some((entry, arg))))
+}
+
+/// Enter `payload` (whose thread has not run yet) in the task table as a new process, child
+/// of the current task, and queue it. A payload with user state makes a user task.
+pub(super) fn start_process(name: &str, params: SchedParams, payload: Payload) -> Result<i32, i32> {
     with_kernel(|k| {
         let now = arch::tsc::read();
-        let hot = new_hot(params, now)?;
+        let mut hot = new_hot(params, now)?;
+        if payload.user.is_some() {
+            hot.se = hot.se.with_user_space();
+        }
         let creator = k.current();
         let begin = crate::time::boot_unix_seconds() + crate::time::clock().monotonic_ns(now) / 1_000_000_000;
-        let key = k.tasks.create(creator, CreateKind::Process, begin, Payload { thread, entry: Some((entry, arg)) })?;
+        let key = k.tasks.create(creator, CreateKind::Process, begin, payload)?;
         let pid = match k.tasks.get_mut(key) {
             Ok(t) => {
                 t.set_comm(name.as_bytes());
@@ -87,7 +97,7 @@ pub fn yield_now() {
 /// Sleep (interruptibly) for at least `ns` nanoseconds; woken by the tick that passes the
 /// deadline, so the sleep lasts up to one tick longer.
 pub fn sleep_ns(ns: u64) {
-    let deadline = arch::tsc::read() + crate::time::clock().ns_to_ticks(ns);
+    let deadline = arch::tsc::read().saturating_add(crate::time::clock().ns_to_ticks(ns));
     while arch::tsc::read() < deadline {
         arch::cpu::without_interrupts(|| super::block_current(SleepKind::Interruptible, Some(deadline)));
     }
@@ -96,7 +106,42 @@ pub fn sleep_ns(ns: u64) {
 /// End the current task with exit code `code`. A process leader stays a zombie until its
 /// parent waits for it.
 pub fn exit(code: i32) -> ! {
+    exit_with(ExitStatus::exited(code), false)
+}
+
+/// End the current task's whole process with exit code `code` (`exit_group`).
+pub fn exit_group(code: i32) -> ! {
+    exit_with(ExitStatus::exited(code), true)
+}
+
+/// End the current task's process as killed by signal `sig` (a fatal exception in user
+/// mode). No core file is written, so the status does not claim one.
+pub fn exit_signaled(sig: u8) -> ! {
+    let status = ExitStatus::signaled(sig, false).unwrap_or(ExitStatus::exited(128 + sig as i32));
+    exit_with(status, true)
+}
+
+/// End the current thread (`group`: its whole process) with `status`.
+///
+/// Not yet for multi-threaded processes: with `group`, the other threads of the process are
+/// recorded as exited by the task table, but the kernel does not yet stop them (nothing
+/// creates a second thread in a process so far; `thread_create` must add that).
+fn exit_with(status: ExitStatus, group: bool) -> ! {
     arch::cpu::without_interrupts(|| {
+        // A process's memory goes with its last thread (Linux's exit_mm), while the thread
+        // still runs: a zombie holds no user pages. Its address space stays active until the
+        // switch below; only its (now empty) top-level table lives on with the thread.
+        {
+            let vm = with_kernel(|k| {
+                let cur = k.current();
+                let last = group || k.tasks.threads(cur).is_ok_and(|t| t.len() <= 1);
+                let payload = k.tasks.get(cur).ok()?.payload();
+                if last { payload.user.as_ref().map(|u| Arc::clone(u.vm())) } else { None }
+            });
+            if let Some(vm) = vm {
+                vm.teardown();
+            }
+        }
         let threads = {
             let mut guard = KERNEL.lock();
             let k = guard.as_mut().expect("task::init not called");
@@ -105,11 +150,15 @@ pub fn exit(code: i32) -> ! {
             let cur = k.current();
             let clocks = k.rq.msa_snapshot(&mut HotStore(&mut k.hot), me, now);
             check_at_exit(k, me, &clocks, now);
-            let status = ExitStatus::exited(code);
-            let report = match k.tasks.exit(cur, status, |_| Totals { msa: clocks }) {
+            let harvest = |p: &mut Payload| Totals { msa: clocks, counters: p.counters };
+            let result = if group { k.tasks.exit_group(cur, status, harvest) } else { k.tasks.exit(cur, status, harvest) };
+            let report = match result {
                 Ok(r) => r,
                 Err(e) => panic!("task {} cannot exit: errno {e}", me.0),
             };
+            if !report.killed.is_empty() {
+                log::warn!("exit_group: {} other thread(s) not stopped (threads are not supported yet)", report.killed.len());
+            }
             if let Some(p) = &report.process {
                 for parent in [p.wake_parent, p.wake_init].into_iter().flatten() {
                     wake_waiters(k, parent, now);

@@ -19,8 +19,16 @@
 //! on the way out of every interrupt); it ends in [`exit`] as a zombie until its parent's
 //! [`wait`] reaps it. Stacks of dead threads are freed by whichever task runs next, never by
 //! the dying thread itself (it is still standing on its stack).
+//!
+//! A user process (`user.rs`) is such a thread with a memory map (`vm.rs`): its thread runs
+//! on its own address space, and its entry function drops to ring 3. From then on it comes
+//! back into the kernel through system calls (ONCPU_SYS), exceptions (ONCPU_TRAP) and
+//! interrupts, and returns to user mode (ONCPU_USR) — [`set_running_state`] tells the
+//! scheduler's microstate clocks which.
 
 mod lifecycle;
+mod user;
+pub mod vm;
 mod waitqueue;
 
 use alloc::collections::BTreeMap;
@@ -33,19 +41,45 @@ use tally_task::{Accumulate, TaskKey, TaskTable};
 
 use crate::arch::{self, context::Thread};
 
-pub use lifecycle::{exit, sleep_ns, spawn, wait, yield_now, SchedParams};
-pub use waitqueue::IrqCompletion;
+pub use lifecycle::{exit, exit_group, exit_signaled, sleep_ns, spawn, wait, yield_now, SchedParams, WaitResult};
+pub use user::{
+    account_write, current_ids, current_vm, note_minor_fault, set_running_state, spawn_user, user_page_fault,
+};
+pub use waitqueue::{IrqCompletion, SleepLock};
 
 /// What the task table carries for each task.
 pub struct Payload {
     thread: Arc<Thread>,
     entry: Option<(fn(u64), u64)>,
+    /// A user process's memory and where its user mode starts (`None`: a kernel thread).
+    user: Option<user::UserContext>,
+    counters: TaskCounters,
 }
 
-/// The accounting a dead task leaves behind (its microstate clocks, in TSC ticks).
+impl Payload {
+    fn kernel(thread: Arc<Thread>, entry: Option<(fn(u64), u64)>) -> Self {
+        Payload { thread, entry, user: None, counters: TaskCounters::default() }
+    }
+}
+
+/// Event counters kept per task (Linux's `min_flt`, and `wchar`/`syscw` of its I/O
+/// accounting, as BSD/CSA process accounting reports them).
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct TaskCounters {
+    /// Minor page faults: demand-zero pages mapped on first touch.
+    pub minflt: u64,
+    /// Bytes written by `write` (`wchar`).
+    pub write_char: u64,
+    /// `write` calls (`syscw`).
+    pub write_syscalls: u64,
+}
+
+/// The accounting a dead task leaves behind (its microstate clocks, in TSC ticks, and its
+/// counters).
 #[derive(Clone, Default, Debug, PartialEq, Eq)]
 pub struct Totals {
     pub msa: MsaTimes,
+    pub counters: TaskCounters,
 }
 
 impl Accumulate for Totals {
@@ -53,6 +87,10 @@ impl Accumulate for Totals {
         for (a, b) in self.msa.iter_mut().zip(other.msa.iter()) {
             *a = a.wrapping_add(*b);
         }
+        let (c, o) = (&mut self.counters, &other.counters);
+        c.minflt = c.minflt.wrapping_add(o.minflt);
+        c.write_char = c.write_char.wrapping_add(o.write_char);
+        c.write_syscalls = c.write_syscalls.wrapping_add(o.write_syscalls);
     }
 }
 
@@ -146,18 +184,15 @@ impl Kernel {
     /// change of length needs the sums brought up to date (over an interval of constant
     /// length they are folded in at the next change, or by the reader), so a switch between
     /// two runnable tasks costs two comparisons. The `unix:0:runq` kstat converts to ns.
+    /// (A kstat, not microstate accounting: it is kept with the `accounting` feature off too,
+    /// so `cargo xtask bench`'s ratio measures microstate accounting alone.)
     fn runq_changed(&mut self, now: u64) {
-        #[cfg(feature = "accounting")]
-        {
-            let running = (self.rq.current() != self.rq.idle()) as u32;
-            let queued = self.rq.nr_running().saturating_sub(running);
-            if queued != self.runq_io.waitq().cnt() || running != self.runq_io.runq().cnt() {
-                let since_boot = now.saturating_sub(self.boot_tsc) as i64;
-                self.runq_io.set_queue_lengths(since_boot, queued, running);
-            }
+        let running = (self.rq.current() != self.rq.idle()) as u32;
+        let queued = self.rq.nr_running().saturating_sub(running);
+        if queued != self.runq_io.waitq().cnt() || running != self.runq_io.runq().cnt() {
+            let since_boot = now.saturating_sub(self.boot_tsc) as i64;
+            self.runq_io.set_queue_lengths(since_boot, queued, running);
         }
-        #[cfg(not(feature = "accounting"))]
-        let _ = now;
     }
 
     /// Run `schedule()` and return the threads to switch between, if any.
@@ -283,7 +318,7 @@ pub(crate) fn wake(key: SchedKey) {
 pub fn init(entry_tsc: u64, init_main: fn(u64)) {
     let now = arch::tsc::read();
     let mut tasks: TaskTable<Payload, Totals> = TaskTable::new();
-    let idle = tasks.create_idle(b"idle", Payload { thread: Thread::boot(), entry: None }).expect("fresh table");
+    let idle = tasks.create_idle(b"idle", Payload::kernel(Thread::boot(), None)).expect("fresh table");
     let mut k = Kernel {
         tasks,
         hot: Vec::new(),

@@ -75,7 +75,46 @@ pub const KSTAT_NUM_INTRS: usize = 5;
 
 /// Statistic names `kstat -p` prints for the five interrupt counters, by index.
 pub const KSTAT_INTR_NAMES: [&str; KSTAT_NUM_INTRS] =
-    ["hard", "soft", "watchdog", "spurious", "multsvc"];
+    ["hard", "soft", "watchdog", "spurious", "multiple_service"];
+
+/// The five kinds of interrupt, numbered as `KSTAT_INTR_*` (the index into
+/// [`KstatIntr::intrs`]). The interrupt accounting counts by these kinds and the kstat layer
+/// publishes them, so both use this one definition.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntrKind {
+    /// A device interrupt that a handler claimed.
+    Hard = KSTAT_INTR_HARD as u32,
+    /// A software interrupt (deferred work raised by the kernel itself).
+    Soft = KSTAT_INTR_SOFT as u32,
+    /// A timer ("watchdog") interrupt — the scheduler tick.
+    Watchdog = KSTAT_INTR_WATCHDOG as u32,
+    /// An interrupt no handler claimed.
+    Spurious = KSTAT_INTR_SPURIOUS as u32,
+    /// One entry that serviced more than one device on a shared line.
+    MultSvc = KSTAT_INTR_MULTSVC as u32,
+}
+
+impl IntrKind {
+    /// Every kind, in index order.
+    pub const ALL: [IntrKind; KSTAT_NUM_INTRS] =
+        [IntrKind::Hard, IntrKind::Soft, IntrKind::Watchdog, IntrKind::Spurious, IntrKind::MultSvc];
+
+    /// The kind with `KSTAT_INTR_*` number `i`, if there is one.
+    pub fn from_index(i: usize) -> Option<Self> {
+        Self::ALL.get(i).copied()
+    }
+
+    /// Its `KSTAT_INTR_*` number.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The statistic name `kstat -p` prints ("hard", "soft", ...).
+    pub fn name(self) -> &'static str {
+        KSTAT_INTR_NAMES[self.index()]
+    }
+}
 
 /// `ks_flags` bits (Solaris values). Tally's framework sets only `VIRTUAL`, `VAR_SIZE`
 /// (on KID 0, whose data is generated from the chain) and `INVALID` (created, not yet
@@ -1026,7 +1065,7 @@ mod tests {
         assert_eq!(s[0], ("nread", KstatValue::Uint64(5)));
         assert_eq!(s[10], ("wcnt", KstatValue::Uint32(2)));
         let i = KstatIntr { intrs: [1, 2, 3, 4, 5] };
-        assert_eq!(i.statistics()[4], ("multsvc", KstatValue::Uint32(5)));
+        assert_eq!(i.statistics()[4], ("multiple_service", KstatValue::Uint32(5)));
         assert_eq!(KstatTimer::init("t").statistics()[0].0, "num_events");
     }
 }

@@ -10,3 +10,4 @@
 pub mod errno;
 pub mod kstat;
 pub mod msa;
+pub mod syscall;

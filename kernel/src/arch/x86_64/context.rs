@@ -13,6 +13,14 @@
 //! Each thread's stack sits in its own slot of a virtual region, with the page below it left
 //! unmapped: running off the bottom faults on the guard page instead of silently
 //! overwriting a neighbour, and the double-fault handler reports the overflow.
+//!
+//! A thread of a user process ([`Thread::spawn_user`]) also carries its process's
+//! [`AddressSpace`] and a save area for the FPU/SSE registers user code may use. The switch
+//! then does three more things for the incoming thread: load its CR3 (the kernel's own table
+//! for kernel threads) if it differs from the current one; point the TSS's `rsp0` and the
+//! `syscall` entry at its kernel stack top, so that an interrupt, exception or system call
+//! from its user mode lands on its own kernel stack; and save/restore the FPU/SSE registers
+//! (`fxsave`/`fxrstor`) of the user threads involved — kernel threads never touch them.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -20,6 +28,7 @@ use core::cell::UnsafeCell;
 use spin::Mutex;
 use x86_64::structures::paging::PageTableFlags;
 
+use super::address_space::{self, AddressSpace};
 use super::paging::{self, MapError};
 
 /// Region of kernel-thread stacks; slot `i` starts at `STACKS_BASE + i * SLOT_SIZE`.
@@ -80,16 +89,41 @@ impl Drop for KernelStack {
     }
 }
 
-/// A kernel thread's machine state: its stack (none for the boot thread, which runs on the
-/// boot loader's stack) and its saved stack pointer while it is not running.
+/// The `fxsave` image of the x87/SSE registers (512 bytes, 16-byte aligned).
+#[repr(C, align(16))]
+struct FxArea([u8; 512]);
+
+impl FxArea {
+    /// The registers as after `fninit` with SSE defaults: x87 control word 0x37f (all
+    /// exceptions masked, extended precision), MXCSR 0x1f80 (all SIMD exceptions masked).
+    fn initial() -> Self {
+        let mut a = FxArea([0; 512]);
+        a.0[0..2].copy_from_slice(&0x037fu16.to_le_bytes());
+        a.0[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());
+        a
+    }
+}
+
+/// A thread's machine state: its kernel stack (none for the boot thread, which runs on the
+/// boot loader's stack), its saved stack pointer while it is not running, and for a user
+/// thread its address space and FPU/SSE registers.
 pub struct Thread {
     /// Held for its `Drop`: the stack is unmapped when the last reference goes.
     _stack: Option<KernelStack>,
     rsp: UnsafeCell<u64>,
+    /// The address space this thread runs in; `None`: the kernel's own table.
+    space: Option<Arc<AddressSpace>>,
+    /// The CR3 value it runs with: its space's root, or the kernel's table.
+    root: u64,
+    /// Top of its kernel stack (0 for the boot thread), precomputed for `switch`.
+    stack_top: u64,
+    /// Saved x87/SSE registers of a user thread (written by `switch` only).
+    fpu: Option<alloc::boxed::Box<UnsafeCell<FxArea>>>,
 }
 
-// SAFETY: `rsp` is only written by `switch`, which runs with interrupts disabled on the only
-// CPU, for the thread being switched away from; no two contexts access it at once.
+// SAFETY: `rsp` and the FPU area are only accessed by `switch`, which runs with interrupts
+// disabled on the only CPU, for the two threads it switches between; no two contexts access
+// them at once. The address space is shared by `Arc` and internally locked.
 unsafe impl Sync for Thread {}
 // SAFETY: as above; the stack slot is owned by the Thread.
 unsafe impl Send for Thread {}
@@ -100,12 +134,34 @@ pub type ThreadEntry = extern "C" fn(arg: u64) -> !;
 impl Thread {
     /// The thread already running: the boot code on the boot loader's stack.
     pub fn boot() -> Arc<Thread> {
-        Arc::new(Thread { _stack: None, rsp: UnsafeCell::new(0) })
+        Arc::new(Thread {
+            _stack: None,
+            rsp: UnsafeCell::new(0),
+            space: None,
+            root: paging::kernel_root(),
+            stack_top: 0,
+            fpu: None,
+        })
+    }
+
+    /// Like [`Thread::spawn`], for a thread of a user process: it runs with `space` loaded in
+    /// CR3 (from its first instruction on) and has its own FPU/SSE registers. Its entry
+    /// function typically sets up and calls `usermode::enter_user`.
+    pub fn spawn_user(entry: ThreadEntry, arg: u64, space: Arc<AddressSpace>) -> Result<Arc<Thread>, MapError> {
+        let mut t = Self::new_kernel_stack(entry, arg)?;
+        t.root = space.root();
+        t.space = Some(space);
+        t.fpu = Some(alloc::boxed::Box::new(UnsafeCell::new(FxArea::initial())));
+        Ok(Arc::new(t))
     }
 
     /// A new thread that will start in `entry(arg)` the first time it is switched to, with
     /// interrupts disabled (the entry enables them).
     pub fn spawn(entry: ThreadEntry, arg: u64) -> Result<Arc<Thread>, MapError> {
+        Ok(Arc::new(Self::new_kernel_stack(entry, arg)?))
+    }
+
+    fn new_kernel_stack(entry: ThreadEntry, arg: u64) -> Result<Thread, MapError> {
         let stack = KernelStack::new()?;
         let top = stack.top();
         // Initial frame, popped by `switch`: r15 r14 r13 r12 rbx rbp, then the return address,
@@ -118,7 +174,14 @@ impl Thread {
         // SAFETY: [rsp, top) lies in the stack just mapped writable, owned by this new thread
         // and not yet running.
         unsafe { core::ptr::copy_nonoverlapping(frame.as_ptr(), rsp as *mut u64, frame.len()) };
-        Ok(Arc::new(Thread { _stack: Some(stack), rsp: UnsafeCell::new(rsp) }))
+        Ok(Thread {
+            _stack: Some(stack),
+            rsp: UnsafeCell::new(rsp),
+            space: None,
+            root: paging::kernel_root(),
+            stack_top: top,
+            fpu: None,
+        })
     }
 }
 
@@ -174,8 +237,29 @@ pub fn switch(from: Arc<Thread>, to: Arc<Thread>) {
     }
     let save = from.rsp.get();
     let next = to.rsp.get();
+    let root = to.root;
+    let stack_top = to.stack_top;
+    let save_fpu = from.fpu.as_ref().map(|f| f.get());
+    let load_fpu = to.fpu.as_ref().map(|f| f.get());
     drop(from);
     drop(to);
+    if let Some(area) = save_fpu {
+        // SAFETY: the area belongs to the outgoing thread (alive, see above) and is written
+        // only here, with interrupts off; it is 512 bytes, 16-byte aligned, as fxsave needs.
+        unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) area, options(nostack, preserves_flags)) };
+    }
+    if let Some(area) = load_fpu {
+        // SAFETY: as above, for the incoming thread; the area holds a valid fxsave image
+        // (the initial one, or what the last switch away from that thread saved).
+        unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) area, options(nostack, preserves_flags)) };
+    }
+    // The incoming thread's address space (the kernel half, where we are running, is the
+    // same in all of them), and the stack its next entry from user mode must use.
+    address_space::load_root(root);
+    if stack_top != 0 {
+        super::gdt::set_rsp0(stack_top);
+        super::syscall_entry::set_kernel_stack(stack_top);
+    }
     // SAFETY: interrupts are off and there is one CPU, so nothing else reads or writes the two
     // saved stack pointers. Both Threads are still alive through the task table's references
     // (asserted above), which are not dropped before this switch completes: nothing else runs

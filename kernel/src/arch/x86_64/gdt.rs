@@ -18,6 +18,14 @@ use x86_64::structures::gdt::{Descriptor, GlobalDescriptorTable, SegmentSelector
 use x86_64::structures::tss::TaskStateSegment;
 use x86_64::VirtAddr;
 
+/// Selectors of the ring-3 segments (GDT index 3 and 4, RPL 3): what `iretq` and `sysretq`
+/// load into SS and CS on the way to user mode. `init` checks the GDT agrees.
+pub const USER_DATA_SELECTOR: u16 = (3 << 3) | 3;
+pub const USER_CODE_SELECTOR: u16 = (4 << 3) | 3;
+/// Selectors of the ring-0 segments (GDT index 1 and 2).
+pub const KERNEL_CODE_SELECTOR: u16 = 1 << 3;
+pub const KERNEL_DATA_SELECTOR: u16 = 2 << 3;
+
 /// IST slot (0-based, as the `x86_64` crate counts) of the double-fault stack.
 pub const DOUBLE_FAULT_IST_INDEX: u16 = 0;
 const IST_STACK_SIZE: usize = 32 * 1024;
@@ -51,8 +59,15 @@ pub fn init() {
         let kernel_code = gdt.append(Descriptor::kernel_code_segment());
         let kernel_data = gdt.append(Descriptor::kernel_data_segment());
         // Ring-3 segments, in the order `sysret` derives them from STAR (data, then code).
-        gdt.append(Descriptor::user_data_segment());
-        gdt.append(Descriptor::user_code_segment());
+        let user_data = gdt.append(Descriptor::user_data_segment());
+        let user_code = gdt.append(Descriptor::user_code_segment());
+        assert!(
+            kernel_code.0 == KERNEL_CODE_SELECTOR
+                && kernel_data.0 == KERNEL_DATA_SELECTOR
+                && user_data.0 == USER_DATA_SELECTOR
+                && user_code.0 == USER_CODE_SELECTOR,
+            "GDT layout differs from the selector constants"
+        );
         let tss = gdt.append(Descriptor::tss_segment(tss));
         (gdt, Selectors { kernel_code, kernel_data, tss })
     });
@@ -65,6 +80,15 @@ pub fn init() {
         ES::set_reg(sel.kernel_data);
         load_tss(sel.tss);
     }
+}
+
+/// Set the TSS's `rsp0`: the stack the CPU switches to when an interrupt or exception
+/// arrives in ring 3. `context::switch` sets it to the incoming thread's kernel stack top.
+pub fn set_rsp0(top: u64) {
+    // SAFETY: called with interrupts disabled (by `switch`) on the only CPU, so nothing else
+    // reads or writes the TSS meanwhile; the CPU itself reads `rsp0` only on a ring change,
+    // which cannot happen until we return to user mode.
+    unsafe { (*(&raw mut TSS)).privilege_stack_table[0] = VirtAddr::new_truncate(top) };
 }
 
 /// The bounds of the double-fault stack, so a fault report can say which stack it is on.

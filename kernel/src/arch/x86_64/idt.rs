@@ -2,7 +2,9 @@
 //!
 //! Vectors 0–31 are CPU exceptions; each gets a handler that packs what the CPU pushed into
 //! an [`Exception`] and hands it to the kernel's policy in `crate::trap` (which reports the
-//! fault and stops the machine, or resumes after a breakpoint). Vectors 32–47 are the 16
+//! fault and stops the machine, resumes after a breakpoint, or — for an exception from user
+//! mode — fixes a demand-zero page fault or kills the task). An exception from ring 3 arrives
+//! on the thread's kernel stack (TSS `rsp0`, set at every switch). Vectors 32–47 are the 16
 //! legacy IRQ lines of the two 8259 PICs; each stub calls `crate::irq::dispatch(line)`.
 //! Handlers use the `x86-interrupt` calling convention, so the compiler saves every register
 //! the handler clobbers and returns with `iretq`.
@@ -49,15 +51,17 @@ impl Exception {
     }
 }
 
+/// A handler that hands the exception to `trap::exception`: fatal in the kernel, the end of
+/// the task in user mode.
 macro_rules! fatal {
     ($fn:ident, $vec:expr, $name:expr) => {
         extern "x86-interrupt" fn $fn(f: InterruptStackFrame) {
-            crate::trap::fatal(&Exception::new($vec, $name, &f, None))
+            crate::trap::exception(&Exception::new($vec, $name, &f, None))
         }
     };
     ($fn:ident, $vec:expr, $name:expr, code) => {
         extern "x86-interrupt" fn $fn(f: InterruptStackFrame, code: u64) {
-            crate::trap::fatal(&Exception::new($vec, $name, &f, Some(code)))
+            crate::trap::exception(&Exception::new($vec, $name, &f, Some(code)))
         }
     };
 }
@@ -89,7 +93,7 @@ extern "x86-interrupt" fn breakpoint(f: InterruptStackFrame) {
 extern "x86-interrupt" fn page_fault(f: InterruptStackFrame, code: PageFaultErrorCode) {
     let mut e = Exception::new(14, "page fault", &f, Some(code.bits()));
     e.cr2 = Some(Cr2::read_raw());
-    crate::trap::fatal(&e)
+    crate::trap::page_fault(&e)
 }
 
 extern "x86-interrupt" fn double_fault(f: InterruptStackFrame, code: u64) -> ! {
@@ -125,7 +129,9 @@ pub fn init() {
         idt.divide_error.set_handler_fn(divide_error);
         idt.debug.set_handler_fn(debug);
         idt.non_maskable_interrupt.set_handler_fn(nmi);
-        idt.breakpoint.set_handler_fn(breakpoint);
+        // DPL 3: `int3` is allowed in user mode (a debugger's breakpoint); from ring 3 it
+        // then arrives here as a breakpoint (SIGTRAP) instead of a general-protection fault.
+        idt.breakpoint.set_handler_fn(breakpoint).set_privilege_level(x86_64::PrivilegeLevel::Ring3);
         idt.overflow.set_handler_fn(overflow);
         idt.bound_range_exceeded.set_handler_fn(bound_range);
         idt.invalid_opcode.set_handler_fn(invalid_opcode);

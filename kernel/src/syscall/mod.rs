@@ -1,0 +1,101 @@
+//! # System calls: from the `syscall` instruction to a handler and back
+//!
+//! The machine half is `arch::x86_64::syscall_entry`: the `syscall` instruction lands in its
+//! stub, which switches to the thread's kernel stack, saves the user registers in a
+//! [`SyscallFrame`] and calls [`entry`]; when `entry` returns, the stub disables interrupts,
+//! calls [`leave`], and restores the registers with `sysretq`. This module is the policy:
+//!
+//! 1. [`entry`]: the task's running microstate becomes ONCPU_SYS (the time since the
+//!    `syscall` instruction is now the kernel's on its behalf), interrupts go back on — a
+//!    system call may sleep, and may be preempted like any kernel code —
+//! 2. [`dispatch`] looks the number up in [`TABLE`] (Linux's numbers, `tally_uapi::syscall`)
+//!    and calls the handler with the six argument registers; unknown numbers get `-ENOSYS`;
+//! 3. the result (`>= 0`, or `-errno`) goes into `frame.rax`; a reschedule the call asked
+//!    for (it woke someone more important) happens now, before returning to user mode;
+//! 4. [`leave`], with interrupts off: the running microstate becomes ONCPU_USR.
+//!
+//! Handlers live one file per concern: `io.rs` (write), `process.rs` (ids, exit), `sched.rs`
+//! (yield, sleep), `time.rs` (clocks), `mem.rs` (brk). Every handler validates its
+//! arguments and reaches user memory only through `uaccess.rs`: nothing a user program
+//! passes can make the kernel fault or panic — at worst the call fails with `-errno`.
+
+mod io;
+mod mem;
+mod process;
+mod sched;
+mod time;
+pub mod uaccess;
+
+use tally_msa::MicroState;
+use tally_uapi::errno::ENOSYS;
+use tally_uapi::syscall::*;
+
+pub use crate::arch::syscall_entry::SyscallFrame;
+use crate::arch::address_space::USER_END;
+use crate::task;
+
+/// The six argument registers, in ABI order (`rdi rsi rdx r10 r8 r9`).
+pub type Args = [u64; 6];
+/// A handler's outcome: the value for `rax`, or a (positive) errno.
+pub type SysResult = Result<u64, i32>;
+type Handler = fn(&Args) -> SysResult;
+
+/// Numbers are below this (Tally's own calls start at 500).
+pub const NR_SYSCALLS: usize = 507;
+
+/// The dispatch table: by number, the call's name (for traces and reports) and handler.
+pub static TABLE: [Option<(&str, Handler)>; NR_SYSCALLS] = {
+    let mut t: [Option<(&str, Handler)>; NR_SYSCALLS] = [None; NR_SYSCALLS];
+    t[SYS_WRITE] = Some(("write", io::write));
+    t[SYS_BRK] = Some(("brk", mem::brk));
+    t[SYS_SCHED_YIELD] = Some(("sched_yield", sched::sched_yield));
+    t[SYS_NANOSLEEP] = Some(("nanosleep", sched::nanosleep));
+    t[SYS_GETPID] = Some(("getpid", process::getpid));
+    t[SYS_EXIT] = Some(("exit", process::exit));
+    t[SYS_GETUID] = Some(("getuid", process::getuid));
+    t[SYS_GETPPID] = Some(("getppid", process::getppid));
+    t[SYS_GETTID] = Some(("gettid", process::gettid));
+    t[SYS_CLOCK_GETTIME] = Some(("clock_gettime", time::clock_gettime));
+    t[SYS_EXIT_GROUP] = Some(("exit_group", process::exit_group));
+    t
+};
+
+/// RFLAGS bits a user program may set (Linux's `FLAG_MASK` for sigreturn): the arithmetic
+/// flags, TF, DF, AC, ID. Everything else — IOPL above all — is the kernel's.
+const USER_RFLAGS_MASK: u64 = 0x0025_4dd5;
+const RFLAGS_IF_AND_ONE: u64 = 0x202;
+
+/// Run the system call in `frame` (steps 1–3 of the module comment). Returns with
+/// interrupts enabled; the stub then disables them and calls [`leave`].
+pub fn entry(frame: &mut SyscallFrame) {
+    task::set_running_state(MicroState::OncpuSys);
+    crate::arch::cpu::enable_interrupts();
+    frame.rax = dispatch(frame) as u64;
+    task::preempt_if_needed();
+    // What sysretq will load must be a user context: a handler that rewrote the frame
+    // (exec, signals — later) must not send the CPU anywhere else.
+    if frame.rip >= USER_END {
+        log::warn!("syscall return to non-user rip {:#x}: killing the task", frame.rip);
+        task::exit_signaled(crate::trap::SIGSEGV);
+    }
+    frame.rflags = (frame.rflags & USER_RFLAGS_MASK) | RFLAGS_IF_AND_ONE;
+}
+
+/// Step 4, with interrupts off, just before `sysretq`: back to ONCPU_USR.
+pub fn leave(_frame: &mut SyscallFrame) {
+    task::set_running_state(MicroState::OncpuUsr);
+}
+
+/// Call the handler for `frame`'s number with its arguments; `-errno` on failure.
+pub fn dispatch(frame: &mut SyscallFrame) -> i64 {
+    let nr = frame.number();
+    let handler = usize::try_from(nr).ok().and_then(|n| TABLE.get(n).copied().flatten());
+    let result = match handler {
+        Some((_, h)) => h(&frame.args()),
+        None => Err(ENOSYS),
+    };
+    match result {
+        Ok(v) => v as i64,
+        Err(e) => -(e as i64),
+    }
+}

@@ -1,0 +1,83 @@
+//! # Reaching user memory from a system call
+//!
+//! The safe face of `arch::x86_64::uaccess` for handlers: copies to and from the *calling*
+//! task's memory, with any not-yet-touched page of a demand-zero region faulted in first
+//! (and counted as a minor fault, as if user code had touched it). Every function checks
+//! the whole range before copying anything and fails with `EFAULT` — never a kernel fault —
+//! for a pointer into the kernel, at nothing, or (for copies out) at read-only memory.
+
+use alloc::vec::Vec;
+use tally_uapi::errno::{E2BIG, EFAULT};
+use tally_uapi::syscall::Timespec;
+
+use crate::arch::uaccess;
+use crate::task::{self, vm::FaultOutcome};
+
+fn with_user<R>(f: impl FnOnce(&crate::arch::address_space::AddressSpace, uaccess::Resolve) -> Result<R, uaccess::Fault>) -> Result<R, i32> {
+    let vm = task::current_vm().ok_or(EFAULT)?;
+    let mut resolve = |page: u64, write: bool| match vm.fault(page, write, false) {
+        FaultOutcome::Mapped => {
+            task::note_minor_fault();
+            true
+        }
+        FaultOutcome::Present => true,
+        FaultOutcome::Denied => false,
+    };
+    f(vm.space(), &mut resolve).map_err(|_| EFAULT)
+}
+
+/// Check that `len` bytes at user address `addr` may be read (or written, with `write`),
+/// faulting in demand-zero pages, without copying.
+pub fn check(addr: u64, len: u64, write: bool) -> Result<(), i32> {
+    with_user(|space, resolve| uaccess::check(space, addr, len, write, resolve))
+}
+
+/// Copy `buf.len()` bytes from user address `addr`.
+pub fn copy_from_user(addr: u64, buf: &mut [u8]) -> Result<(), i32> {
+    with_user(|space, resolve| uaccess::copy_from_user(space, addr, buf, resolve))
+}
+
+/// Copy `buf` to user address `addr`.
+pub fn copy_to_user(addr: u64, buf: &[u8]) -> Result<(), i32> {
+    with_user(|space, resolve| uaccess::copy_to_user(space, addr, buf, resolve))
+}
+
+/// A NUL-terminated string at user address `addr`, without its NUL, at most `max` bytes
+/// long (`E2BIG` if there is no NUL within `max + 1` bytes). Reads page by page, so a string
+/// that ends just before an unmapped page is fine.
+#[allow(dead_code)] // for exec's path and argv (issue 4's loader)
+pub fn str_from_user(addr: u64, max: usize) -> Result<Vec<u8>, i32> {
+    let mut out = Vec::new();
+    let mut at = addr;
+    loop {
+        let page_left = 4096 - (at % 4096) as usize;
+        let want = page_left.min(max.saturating_add(1) - out.len());
+        let mut chunk = [0u8; 4096];
+        copy_from_user(at, &mut chunk[..want])?;
+        if let Some(nul) = chunk[..want].iter().position(|&b| b == 0) {
+            out.extend_from_slice(&chunk[..nul]);
+            return Ok(out);
+        }
+        out.extend_from_slice(&chunk[..want]);
+        if out.len() > max {
+            return Err(E2BIG);
+        }
+        at = at.checked_add(want as u64).ok_or(EFAULT)?;
+    }
+}
+
+/// Read a `struct timespec` from user memory.
+pub fn read_timespec(addr: u64) -> Result<Timespec, i32> {
+    let mut b = [0u8; 16];
+    copy_from_user(addr, &mut b)?;
+    let word = |i: usize| i64::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
+    Ok(Timespec { tv_sec: word(0), tv_nsec: word(8) })
+}
+
+/// Write a `struct timespec` to user memory.
+pub fn write_timespec(addr: u64, ts: &Timespec) -> Result<(), i32> {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&ts.tv_sec.to_ne_bytes());
+    b[8..].copy_from_slice(&ts.tv_nsec.to_ne_bytes());
+    copy_to_user(addr, &b)
+}

@@ -1,0 +1,160 @@
+//! # User processes: a kernel thread that drops to ring 3
+//!
+//! A user process is born as a kernel thread like any other (`lifecycle.rs`), with three
+//! differences: its [`Thread`] runs on the process's address space (`vm.rs`), its scheduler
+//! entity is marked as having a user space, and its entry function is [`start_user`], which
+//! loads nothing of its own on the kernel stack, switches the task's running microstate to
+//! ONCPU_USR and jumps to ring 3 (`arch::usermode::enter_user`). Life afterwards:
+//!
+//! ```text
+//!            syscall ──► ONCPU_SYS ──► crate::syscall::dispatch ──► ONCPU_USR ──► sysretq
+//!   ring 3   exception ──► ONCPU_TRAP ──► crate::trap (demand-zero fault: fixed) ──► ONCPU_USR ──► iretq
+//!            │                                         (anything else: killed by a signal)
+//!            interrupt ──► INTERRUPTED ──► (maybe a switch) ──► ONCPU_USR ──► iretq
+//! ```
+//!
+//! The microstate changes go through [`set_running_state`], i.e. the runqueue's
+//! `set_running_state`, so they are exact to the TSC tick and correct inside interrupts.
+//!
+//! How a loader starts a program (the lead's `exec`, or the self-tests' machine-code blobs):
+//!
+//! ```text
+//!   let vm = vm::Vm::new()?;
+//!   for each PT_LOAD: vm.load_segment(p_vaddr, &file[p_offset..][..p_filesz], p_memsz, prot)?;
+//!   let rsp = vm.setup_stack(&initial_stack_bytes)?;      // argc/argv/envp/auxv, built by the loader
+//!   let pid = task::spawn_user("name", SchedParams::Normal(0), vm, e_entry, rsp, arg)?;
+//!   ... task::wait(Some(pid)) ...
+//! ```
+
+use alloc::sync::Arc;
+use tally_msa::MicroState;
+use tally_uapi::errno::{EINVAL, ENOMEM};
+
+use super::lifecycle::{start_process, thread_entry, SchedParams};
+use super::vm::{FaultOutcome, Vm, USER_END};
+use super::{with_kernel, HotStore, Payload, TaskCounters};
+use crate::arch::{self, context::Thread};
+
+/// What the task table keeps for a task that has a user mode.
+pub(super) struct UserContext {
+    vm: Arc<Vm>,
+    /// Where user mode starts: instruction pointer, stack pointer, `rdi`.
+    start: (u64, u64, u64),
+}
+
+impl UserContext {
+    pub(super) fn vm(&self) -> &Arc<Vm> {
+        &self.vm
+    }
+}
+
+/// Start a new user process, child of the current task, running `vm`'s program from `entry`
+/// with stack pointer `rsp` and `arg` in `rdi`. Returns its pid. `EINVAL` if `entry` or
+/// `rsp` is not a user address.
+pub fn spawn_user(name: &str, params: SchedParams, vm: Arc<Vm>, entry: u64, rsp: u64, arg: u64) -> Result<i32, i32> {
+    if entry >= USER_END || rsp > USER_END {
+        return Err(EINVAL);
+    }
+    let thread = Thread::spawn_user(thread_entry, 0, Arc::clone(vm.space())).map_err(|_| ENOMEM)?;
+    let mut payload = Payload::kernel(thread, Some((start_user, 0)));
+    payload.user = Some(UserContext { vm, start: (entry, rsp, arg) });
+    start_process(name, params, payload)
+}
+
+/// The kernel-side entry of a user thread (called by `thread_entry`, interrupts enabled):
+/// read where to start, then leave for ring 3 for good.
+fn start_user(_: u64) {
+    let start = with_kernel(|k| {
+        let cur = k.current();
+        k.tasks.get(cur).ok().and_then(|t| t.payload().user.as_ref().map(|u| u.start))
+    });
+    let Some((rip, rsp, arg)) = start else {
+        log::error!("start_user on a task without user state");
+        return;
+    };
+    // Nothing that needs dropping is alive on this stack now: `enter_user` abandons it.
+    arch::cpu::without_interrupts(|| {
+        set_running_state(MicroState::OncpuUsr);
+        arch::usermode::enter_user(rip, rsp, arg)
+    })
+}
+
+/// The running task now runs in `state` (ONCPU_USR, ONCPU_SYS or ONCPU_TRAP): its
+/// microstate clock switches at this instant (or when the current interrupt ends).
+pub fn set_running_state(state: MicroState) {
+    with_kernel(|k| {
+        let me = k.rq.current();
+        k.rq.set_running_state(&mut HotStore(&mut k.hot), me, state, arch::tsc::read());
+    });
+}
+
+/// The running task's memory map, if it has a user mode.
+pub fn current_vm() -> Option<Arc<Vm>> {
+    with_kernel(|k| {
+        let cur = k.current();
+        k.tasks.get(cur).ok().and_then(|t| t.payload().user.as_ref().map(|u| Arc::clone(&u.vm)))
+    })
+}
+
+fn with_counters(f: impl FnOnce(&mut TaskCounters)) {
+    with_kernel(|k| {
+        let cur = k.current();
+        if let Ok(t) = k.tasks.get_mut(cur) {
+            f(&mut t.payload_mut().counters);
+        }
+    });
+}
+
+/// Count a minor fault (a demand-zero page mapped) for the running task.
+pub fn note_minor_fault() {
+    with_counters(|c| c.minflt += 1);
+}
+
+/// Count one `write` of `bytes` bytes for the running task.
+pub fn account_write(bytes: u64) {
+    with_counters(|c| {
+        c.write_syscalls += 1;
+        c.write_char += bytes;
+    });
+}
+
+/// A page fault from user mode at `addr`: map a demand-zero page if the process may use the
+/// address that way (a minor fault, counted). False: the access is not allowed.
+pub fn user_page_fault(addr: u64, write: bool, exec: bool) -> bool {
+    let Some(vm) = current_vm() else { return false };
+    match vm.fault(addr, write, exec) {
+        FaultOutcome::Mapped => {
+            note_minor_fault();
+            true
+        }
+        FaultOutcome::Present => true,
+        FaultOutcome::Denied => false,
+    }
+}
+
+/// Who the running task is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ids {
+    /// Thread id (Linux's `gettid`; the kernel's pid of this task).
+    pub tid: i32,
+    /// Process id (`getpid`: the thread group id).
+    pub pid: i32,
+    /// Parent's process id (0 if none).
+    pub ppid: i32,
+    pub uid: u32,
+    /// The command name (NUL-padded).
+    pub comm: [u8; 16],
+    /// The counters so far.
+    pub counters: TaskCounters,
+}
+
+pub fn current_ids() -> Ids {
+    with_kernel(|k| {
+        let cur = k.current();
+        let ppid = k.tasks.ppid(cur).unwrap_or(0);
+        match k.tasks.get(cur) {
+            Ok(t) => Ids { tid: t.pid(), pid: t.tgid(), ppid, uid: t.uid(), comm: *t.comm(), counters: t.payload().counters },
+            Err(_) => Ids { tid: 0, pid: 0, ppid: 0, uid: 0, comm: [0; 16], counters: TaskCounters::default() },
+        }
+    })
+}
