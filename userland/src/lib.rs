@@ -1,6 +1,65 @@
-//! User programs for Tally. Ring-3 processes arrive with the user-mode work; until then this
-//! crate only proves that userland builds for `x86_64-unknown-none` against the shared ABI.
+//! # tally_rt — the runtime every Tally user program is linked with
+//!
+//! A user program on Tally is a static ELF executable with no C library underneath. This
+//! crate is the little that a program needs between the kernel and `main`, the part a libc's
+//! `crt0` and a few of its wrappers play on Linux:
+//!
+//! * [`start`]: `_start`, the first instruction the kernel jumps to. It finds `argc` and `argv`
+//!   on the stack (laid out by `tally-exec`, System V style), calls the program's `main`
+//!   (declared with [`entry!`]), and passes the result to `exit_group`.
+//! * [`sys`]: one wrapper per system call in `tally_uapi::syscall`, each a `syscall`
+//!   instruction with the Linux register convention, returning `Result<usize, Errno>`.
+//!   A kernel that does not implement a call answers `-ENOSYS`; programs print that as
+//!   `ENOSYS (function not implemented)` and carry on or stop cleanly.
+//! * [`io`]: `print!`/`println!` to fd 1 and `eprint!`/`eprintln!` to fd 2. Each call is
+//!   formatted into a buffer and written with one `write`, so lines of different processes
+//!   sharing the console do not interleave mid-line.
+//! * [`heap`]: a global allocator (so `alloc::vec::Vec`, `String`, `format!` work), a
+//!   free-list allocator whose memory comes from growing the program break with `brk`.
+//! * The panic handler: prints `NAME: panic: MESSAGE at FILE:LINE` and exits with 101.
+//!
+//! A program:
+//!
+//! ```ignore
+//! #![no_std]
+//! #![no_main]
+//! tally_rt::entry!(main);
+//! fn main() -> i32 {
+//!     tally_rt::println!("hello from pid {}", tally_rt::sys::getpid().unwrap_or(0));
+//!     0
+//! }
+//! ```
+//!
+//! `unsafe` lives in three modules only: [`start`] (reading the initial stack), [`sys`]
+//! (the `syscall` instruction) and [`heap`] (handing out raw memory).
 #![no_std]
-#![forbid(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
+extern crate alloc;
+
+pub mod errno;
+pub mod heap;
+pub mod io;
+pub mod process;
+pub mod rand;
+pub mod start;
+pub mod sys;
+mod panic;
+
+pub use errno::Errno;
+pub use start::{arg, args, argc, program_name};
 pub use tally_uapi as uapi;
+
+/// Declares the program's `main`: `tally_rt::entry!(main);` with `fn main() -> i32`.
+/// The value returned is the exit status (0 for success).
+#[macro_export]
+macro_rules! entry {
+    ($main:path) => {
+        #[allow(unsafe_code)]
+        #[unsafe(no_mangle)]
+        pub fn __tally_main() -> i32 {
+            let main: fn() -> i32 = $main;
+            main()
+        }
+    };
+}

@@ -63,16 +63,6 @@ pub fn kernel(opts: &BuildOpts) -> Result<PathBuf, String> {
     Ok(kernel_elf(opts))
 }
 
-/// Build the user programs (the ramdisk's contents arrive with user mode).
-pub fn userland(opts: &BuildOpts) -> Result<(), String> {
-    let mut cmd = cargo();
-    cmd.args(["build", "--quiet", "--package", "tally-userland", "--target", KERNEL_TARGET]);
-    if opts.release {
-        cmd.arg("--release");
-    }
-    run(&mut cmd, "userland")
-}
-
 /// `llvm-objcopy` from the pinned toolchain's `llvm-tools-preview` component.
 fn objcopy() -> Result<PathBuf, String> {
     let out = Command::new("rustc")
@@ -104,7 +94,7 @@ fn stripped(kernel: &Path, out: &Path) -> Result<(), String> {
 
 /// Build everything and pack the BIOS disk image; returns its path.
 pub fn image(opts: &BuildOpts) -> Result<PathBuf, String> {
-    userland(opts)?;
+    let ramdisk = ramdisk(opts)?;
     let kernel = kernel(opts)?;
     let out_dir = target_dir().join("tally");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
@@ -117,11 +107,88 @@ pub fn image(opts: &BuildOpts) -> Result<PathBuf, String> {
     stripped(&kernel, &tmp(&packed))?;
     std::fs::rename(tmp(&packed), &packed).map_err(|e| format!("cannot rename {}: {e}", packed.display()))?;
     let mut cmd = cargo();
-    cmd.args(["run", "--quiet", "--package", "tally-boot", "--"]).arg(&packed).arg(tmp(&image));
+    cmd.args(["run", "--quiet", "--package", "tally-boot", "--"]).arg(&packed).arg(tmp(&image)).arg(&ramdisk);
     run(&mut cmd, "the boot image")?;
     std::fs::rename(tmp(&image), &image).map_err(|e| format!("cannot rename {}: {e}", image.display()))?;
     data_disk()?;
     Ok(image)
+}
+
+// --- The user programs and the ramdisk ------------------------------------------------
+
+/// Build the user programs (`userland/src/bin/*.rs`, crate `tally-userland`) for
+/// `x86_64-unknown-none`; returns each program's name and ELF file, sorted by name.
+pub fn userland(opts: &BuildOpts) -> Result<Vec<(String, PathBuf)>, String> {
+    #[derive(serde::Deserialize)]
+    struct Artifact {
+        reason: String,
+        #[serde(default)]
+        target: Option<ArtifactTarget>,
+        #[serde(default)]
+        executable: Option<PathBuf>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ArtifactTarget {
+        name: String,
+    }
+    let mut cmd = cargo();
+    cmd.args(["build", "--quiet", "--package", "tally-userland", "--bins", "--target", KERNEL_TARGET]);
+    cmd.arg("--message-format=json-render-diagnostics").stderr(std::process::Stdio::inherit());
+    if opts.release {
+        cmd.arg("--release");
+    }
+    let out = cmd.output().map_err(|e| format!("cannot start cargo for userland: {e}"))?;
+    if !out.status.success() {
+        return Err("building userland failed".into());
+    }
+    let mut programs: Vec<(String, PathBuf)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Artifact>(l).ok())
+        .filter(|a| a.reason == "compiler-artifact")
+        .filter_map(|a| Some((a.target?.name, a.executable?)))
+        .collect();
+    programs.sort();
+    programs.dedup();
+    if programs.is_empty() {
+        return Err("building userland produced no programs".into());
+    }
+    Ok(programs)
+}
+
+/// Where the ramdisk of a profile is written.
+pub fn ramdisk_path(opts: &BuildOpts) -> PathBuf {
+    target_dir().join("tally").join(format!("ramdisk-{}.cpio", profile_dir(opts)))
+}
+
+/// Build the user programs and pack them into the ramdisk: a cpio "newc" archive (what
+/// `tally_exec::cpio` reads in the kernel; `cpio -itv < FILE` lists it) holding `bin/` and
+/// every program as `bin/<name>`, mode 0755, without debug information (the boot loader
+/// reads the ramdisk through BIOS disk calls; the full ELFs stay in `target/` for gdb).
+/// Each program is first checked with the kernel's own loader rules (`tally_exec::elf::plan`),
+/// so a program the kernel would refuse fails the build instead of the boot.
+pub fn ramdisk(opts: &BuildOpts) -> Result<PathBuf, String> {
+    let programs = userland(opts)?;
+    let dir = target_dir().join("tally").join(format!("bin-{}", profile_dir(opts)));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut archive = tally_exec::cpio::Builder::new();
+    archive.dir("bin").map_err(|e| e.to_string())?;
+    for (name, elf) in &programs {
+        let small = dir.join(name);
+        let tmp = small.with_extension(format!("tmp{}", std::process::id()));
+        stripped(elf, &tmp)?;
+        let bytes = std::fs::read(&tmp).map_err(|e| format!("cannot read {}: {e}", tmp.display()));
+        std::fs::rename(&tmp, &small).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))?;
+        let bytes = bytes?;
+        tally_exec::elf::plan(&bytes, &tally_exec::elf::Limits::default())
+            .map_err(|e| format!("user program {name} ({}) would not load: {e}", elf.display()))?;
+        archive.file(&format!("bin/{name}"), &bytes, 0o755).map_err(|e| format!("{name}: {e}"))?;
+    }
+    let bytes = archive.finish();
+    let path = ramdisk_path(opts);
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    Ok(path)
 }
 
 // --- The data disk (ATA driver tests) -------------------------------------------------

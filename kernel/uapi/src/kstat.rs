@@ -268,6 +268,63 @@ macro_rules! record_impl {
 }
 
 // ---------------------------------------------------------------------------------------
+// The system calls: kstat_chain and kstat_read
+// ---------------------------------------------------------------------------------------
+
+/// What `kstat_read` (and `kstat_chain`) report besides the data: the chain id at the
+/// instant of the read and the kstat's header as of that read (fresh `ks_snaptime`,
+/// `ks_ndata`, `ks_data_size`). 144 bytes: `kcid` then a [`KstatHeader`].
+///
+/// ## The two calls (`SYS_KSTAT_CHAIN` = 503, `SYS_KSTAT_READ` = 504)
+///
+/// ```text
+/// long kstat_chain(void *buf, size_t len, uint64_t *needed);           // -> KCID
+/// long kstat_read(kid_t kid, void *buf, size_t len, kstat_read_info_t *info); // -> bytes
+/// ```
+///
+/// * `kstat_chain` reads KID 0: `buf` receives one [`KstatHeader`] per kstat in increasing
+///   KID order, and the call returns the chain id (KCID, `>= 0`). If `needed` is not NULL
+///   the number of bytes the list takes is stored there, whether or not it fit. A `buf`
+///   shorter than that is refused with `-ENOMEM` and nothing is written to it — so a
+///   reader sizes its buffer with `kstat_chain(NULL, 0, &needed)` (which answers
+///   `-ENOMEM`), allocates, and retries while `-ENOMEM` comes back (kstats may appear in
+///   between), exactly as libkstat grows its buffer against `/dev/kstat`.
+/// * `kstat_read` copies kstat `kid`'s data section (ABI records, decode with [`records`])
+///   into `buf`, stamps its `ks_snaptime` with the time of the read, and returns the number
+///   of bytes written (= `ks_data_size`). If `info` is not NULL it receives a
+///   [`KstatReadInfo`]: on success, and also on `-ENOMEM` (the header then says in
+///   `ks_data_size` how big `buf` must be).
+/// * **Stale chains.** A reader keeps the KCID its list came with. `kstat_read` of a KID
+///   that no longer exists (deleted) or never existed answers `-ENXIO` (Solaris' answer);
+///   a kstat still being set up answers `-EAGAIN`. And every successful read reports the
+///   current KCID in `info.kcid`: when it differs from the reader's, kstats were created
+///   or deleted since its `kstat_chain`, and it should re-read the chain.
+/// * Errors: `-EFAULT` for a `buf`, `needed` or `info` the caller cannot write (checked
+///   before anything is read, so a bad pointer changes no `ks_snaptime`), `-ENXIO` for a
+///   negative KID.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KstatReadInfo {
+    /// The chain id when the read happened.
+    pub kcid: KidT,
+    /// The kstat's header as of the read.
+    pub header: KstatHeader,
+}
+
+const _: () = assert!(size_of::<KstatReadInfo>() == 144);
+
+impl KstatReadInfo {
+    fn write_image(&self, o: &mut [u8]) {
+        put(o, 0, &self.kcid.to_le_bytes());
+        self.header.write_image(&mut o[8..]);
+    }
+    fn read_image(b: &[u8]) -> Self {
+        KstatReadInfo { kcid: get_i64(b, 0), header: KstatHeader::read_image(&b[8..]) }
+    }
+}
+record_impl!(KstatReadInfo, 144);
+
+// ---------------------------------------------------------------------------------------
 // The chain entry: kstat_t's public header
 // ---------------------------------------------------------------------------------------
 
@@ -887,6 +944,18 @@ pub fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn read_info_is_kcid_then_header() {
+        let mut h = KstatHeader::ZERO;
+        h.ks_kid = 7;
+        h.ks_data_size = 80;
+        let i = KstatReadInfo { kcid: 42, header: h };
+        let b = i.to_bytes();
+        assert_eq!(&b[0..8], &42i64.to_le_bytes());
+        assert_eq!(&b[8..], &h.to_bytes()[..]);
+        assert_eq!(KstatReadInfo::from_bytes(&b), i);
+    }
+
     use super::*;
 
     #[test]

@@ -10,4 +10,5 @@
 pub mod errno;
 pub mod kstat;
 pub mod msa;
+pub mod procstat;
 pub mod syscall;

@@ -12,6 +12,25 @@
 //! The numbering below is therefore part of the ABI: it is the order of the original Linux
 //! micro-state accounting patch, and a program asking for `ntimers = 3` gets exactly the
 //! three on-CPU states. New states may only ever be appended.
+//!
+//! ## The system call (`SYS_MSA` = 502)
+//!
+//! * `which` = [`MSA_THREAD`]: the calling thread's clocks now (its current state included
+//!   up to the instant of the call). [`MSA_SELF`]: the sum over every thread of the calling
+//!   process, past and present — the clocks of the threads that have exited plus those of
+//!   the live ones, all read at one instant. [`MSA_CHILDREN`]: the sum over the child
+//!   processes this process has waited for (and, recursively, those they waited for), as
+//!   they were when they exited.
+//! * `ntimers` (an `int`: the low 32 bits of its register) says how many leading timers to
+//!   fill: `0..=13`. Fewer than [`NR_MICROSTATES`] fills only `timers[0..ntimers]` and
+//!   leaves the rest of the caller's array alone; 0 touches nothing (and `timers` may be
+//!   NULL). More than 13, or negative, is `-EINVAL` — the kernel never writes past what
+//!   the caller said it has, and does not pretend to have states it does not keep.
+//! * `which` (an `int`) other than the three above is `-EINVAL`; a `timers` array the
+//!   caller cannot write is `-EFAULT` (nothing written). Arguments are checked in that
+//!   order. Success returns 0.
+//! * Times are nanoseconds, converted from TSC ticks state by state. With accounting
+//!   compiled out of the kernel every timer reads 0.
 
 /// One clock value as `msa()` reports it: nanoseconds (inside the kernel the same clocks
 /// count raw TSC ticks and are converted on the way out).

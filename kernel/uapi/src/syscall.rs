@@ -1,10 +1,31 @@
-//! System call numbers and the calling convention.
+//! System call numbers, the calling convention, and the contracts of Tally's calls.
 //!
 //! A user program puts the number in `rax` and up to six arguments in `rdi rsi rdx r10 r8
 //! r9`, executes `syscall`, and finds the result in `rax`: a value `>= 0` on success, or
 //! `-errno` (see [`crate::errno`]) on failure — the Linux x86_64 convention. Where Linux has
 //! the call, Tally uses Linux's number, so `strace`-trained eyes recognise them; Tally's own
 //! calls (spawn, msa, kstat access, raw disk blocks) are numbered from 500.
+//!
+//! Arguments that C declares `int` (`pid_t`, `uid_t`, options, `which`) are read from the
+//! low 32 bits of their register, as Linux does; sizes, counts and addresses use all 64.
+//! Every pointer is checked: one that names memory the caller may not access that way
+//! gives `-EFAULT`, never a kernel fault.
+//!
+//! ## The calls beyond Linux's usual ones (and their deviations)
+//!
+//! | call | contract |
+//! |---|---|
+//! | `read(0, buf, n)` | the serial console (COM1). Blocks (INTERRUPTIBLE_SLEEP) until at least one byte arrived, returns what is there (at most `n`). `\r` reads as `\n`. End of input is in-band as on a terminal: `^D` (0x04) ends the read before it; at the start of a read it is consumed and `read` returns 0 (EOF). QEMU cannot tell a guest that its stdin closed, so a closed stdin just never sends more. Other fds: `EBADF`. |
+//! | `spawn(path, path_len, argv, argc)` | start the ramdisk program `path` (`path_len` bytes, no NUL needed; at most [`SPAWN_PATH_MAX`]) as a child process, with `argc` arguments given as an array of [`SpawnArg`]. Returns the child's pid. `ENOENT` no such program, `ENOEXEC` not a static x86_64 executable, `E2BIG` more than [`SPAWN_MAX_ARGS`] arguments or more than 128 KiB of them, `EINVAL` an argument containing NUL or a bad ELF layout, `ENAMETOOLONG`, `EFAULT`, `EAGAIN` too many tasks, `ENOMEM`. The child's name (comm) is the program's file name; it inherits uid, nice and policy. Like `posix_spawn`: there is no fork. |
+//! | `wait4(pid, status, options, rusage)` | Linux's, for `pid` = -1 (any child) or > 0; 0 and < -1 (process groups) are `EINVAL`. `options`: `WNOHANG` (returns 0 if no child has ended); `WUNTRACED`/`WCONTINUED` are accepted and never report (no job control). `status` and `rusage` (either may be NULL) are checked *before* a child is reaped, so a bad pointer cannot lose a child. `rusage` is [`Rusage`], filled from the reaped child and the children it waited for (Linux's `RUSAGE_BOTH`). `EINTR` if the caller's process is being killed. |
+//! | `thread_create(entry, stack_top, arg)` | a new thread in the caller's process, sharing its memory; it starts at `entry` as if called with `arg` in `rdi` from a return address of 0: `rsp = stack_top - 8`, and the kernel writes the 0 there (so a 16-byte aligned `stack_top` gives the System V alignment). Returns its thread id. `EINVAL` entry or stack outside the user half, `EFAULT` stack not writable, `EAGAIN` too many threads. The thread ends with `exit` (only itself) or `exit_group` (the whole process). |
+//! | `mmap(addr, len, prot, flags, fd, off)` | anonymous private mappings only (`MAP_PRIVATE | MAP_ANONYMOUS`; `fd` ignored, `off` must be page-aligned): demand-zero pages. `MAP_SHARED` is `EINVAL`, a file mapping `EBADF`. `MAP_FIXED` may only replace earlier `mmap` regions (over the program image, heap or stack: `EINVAL`), `MAP_FIXED_NOREPLACE` fails with `EEXIST` over anything. |
+//! | `munmap(addr, len)` | removes the `mmap` regions in the range (the image, heap and stack are left alone: use `brk`). `addr` must be page-aligned, `len > 0`. |
+//! | `setpriority(PRIO_PROCESS, who, nice)` | the nice value of thread `who` (0: the caller), clamped to -20..19. Only root (uid 0) may lower a nice value (`EACCES`) or touch another user's task (`EPERM`). `PRIO_PGRP`/`PRIO_USER`: `EINVAL`. |
+//! | `sched_setscheduler(pid, policy, param)` | `param` points to an `int` priority. `SCHED_OTHER`/`SCHED_BATCH` take 0, `SCHED_FIFO`/`SCHED_RR` 1..99 (`EINVAL` otherwise); real-time policies need uid 0 (`EPERM`). |
+//! | `setuid(uid)` | uid 0 may become anyone (and is then recorded as having used privilege, the accounting flag `ASU`); others may only "change" to their own uid (`EPERM`). |
+//! | `blk_read/blk_write(lba, buf, sectors)` | whole 512-byte sectors of the data disk (IDE primary slave); returns `sectors`. At most [`BLK_MAX_SECTORS`] per call. The caller sleeps UNINTERRUPTIBLE while the drive works. `ENODEV` no data disk, `EINVAL` past its end, `EIO` the drive failed. |
+//! | `msa`, `kstat_chain`, `kstat_read` | see [`crate::msa`] and [`crate::kstat`]. |
 
 pub const SYS_READ: usize = 0;
 pub const SYS_WRITE: usize = 1;
@@ -38,6 +59,9 @@ pub const SYS_KSTAT_READ: usize = 504;
 /// `blk_read(lba, buf, sectors)` / `blk_write(lba, buf, sectors)` on the data disk.
 pub const SYS_BLK_READ: usize = 505;
 pub const SYS_BLK_WRITE: usize = 506;
+/// `proc_stat(buf, max)`: up to `max` [`crate::procstat::ProcStat`] records, one per live
+/// thread; returns how many were written (or how many exist, if `max` is 0).
+pub const SYS_PROC_STAT: usize = 507;
 
 /// `clock_gettime` clock ids (Linux's).
 pub const CLOCK_REALTIME: usize = 0;
@@ -47,11 +71,149 @@ pub const CLOCK_MONOTONIC: usize = 1;
 pub const PROT_READ: usize = 0x1;
 pub const PROT_WRITE: usize = 0x2;
 pub const PROT_EXEC: usize = 0x4;
+pub const PROT_NONE: usize = 0x0;
+pub const MAP_SHARED: usize = 0x01;
 pub const MAP_PRIVATE: usize = 0x02;
+pub const MAP_FIXED: usize = 0x10;
 pub const MAP_ANONYMOUS: usize = 0x20;
+pub const MAP_FIXED_NOREPLACE: usize = 0x10_0000;
 
 /// `wait4` options.
 pub const WNOHANG: usize = 1;
+pub const WUNTRACED: usize = 2;
+pub const WCONTINUED: usize = 8;
+
+/// `setpriority` `which`: a task (Linux: one thread).
+pub const PRIO_PROCESS: usize = 0;
+pub const PRIO_PGRP: usize = 1;
+pub const PRIO_USER: usize = 2;
+
+/// `sched_setscheduler` policies (Linux's numbers).
+pub const SCHED_OTHER: usize = 0;
+pub const SCHED_FIFO: usize = 1;
+pub const SCHED_RR: usize = 2;
+pub const SCHED_BATCH: usize = 3;
+
+/// Most arguments `spawn` accepts.
+pub const SPAWN_MAX_ARGS: usize = 256;
+/// Longest path `spawn` accepts (Linux's `PATH_MAX`, NUL included there).
+pub const SPAWN_PATH_MAX: usize = 4096;
+/// Most sectors one `blk_read`/`blk_write` moves (1 MiB).
+pub const BLK_MAX_SECTORS: usize = 2048;
+/// Bytes per sector of `blk_read`/`blk_write`.
+pub const BLK_SECTOR_SIZE: usize = 512;
+
+/// One argument string as `spawn` receives it: address and length in bytes (no NUL).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpawnArg {
+    pub addr: u64,
+    pub len: u64,
+}
+
+const _: () = assert!(core::mem::size_of::<SpawnArg>() == 16);
+
+/// `struct timeval` as Linux x86_64 lays it out.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timeval {
+    pub tv_sec: i64,
+    pub tv_usec: i64,
+}
+
+/// `struct rusage` exactly as Linux x86_64 lays it out (144 bytes), as `wait4` fills it:
+///
+/// | field | Tally's source |
+/// |---|---|
+/// | `ru_utime` | microstate ONCPU_USR |
+/// | `ru_stime` | ONCPU_SYS + ONCPU_TRAP (system calls and exceptions) |
+/// | `ru_maxrss` | high-water resident set size, KiB |
+/// | `ru_minflt` / `ru_majflt` | demand-zero faults / faults that waited for a disk (none yet) |
+/// | `ru_inblock` / `ru_oublock` | 512-byte sectors read / written with `blk_read` / `blk_write` |
+/// | `ru_nvcsw` / `ru_nivcsw` | switches away while blocking or yielding / while preempted |
+/// | `ru_ixrss`, `ru_idrss`, `ru_isrss`, `ru_nswap`, `ru_msgsnd`, `ru_msgrcv`, `ru_nsignals` | 0, as on Linux |
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rusage {
+    pub ru_utime: Timeval,
+    pub ru_stime: Timeval,
+    pub ru_maxrss: i64,
+    pub ru_ixrss: i64,
+    pub ru_idrss: i64,
+    pub ru_isrss: i64,
+    pub ru_minflt: i64,
+    pub ru_majflt: i64,
+    pub ru_nswap: i64,
+    pub ru_inblock: i64,
+    pub ru_oublock: i64,
+    pub ru_msgsnd: i64,
+    pub ru_msgrcv: i64,
+    pub ru_nsignals: i64,
+    pub ru_nvcsw: i64,
+    pub ru_nivcsw: i64,
+}
+
+const _: () = assert!(core::mem::size_of::<Rusage>() == 144);
+
+impl Rusage {
+    pub const SIZE: usize = 144;
+
+    /// The little-endian bytes user space sees.
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let words: [i64; 18] = [
+            self.ru_utime.tv_sec,
+            self.ru_utime.tv_usec,
+            self.ru_stime.tv_sec,
+            self.ru_stime.tv_usec,
+            self.ru_maxrss,
+            self.ru_ixrss,
+            self.ru_idrss,
+            self.ru_isrss,
+            self.ru_minflt,
+            self.ru_majflt,
+            self.ru_nswap,
+            self.ru_inblock,
+            self.ru_oublock,
+            self.ru_msgsnd,
+            self.ru_msgrcv,
+            self.ru_nsignals,
+            self.ru_nvcsw,
+            self.ru_nivcsw,
+        ];
+        let mut out = [0u8; Self::SIZE];
+        for (chunk, w) in out.chunks_exact_mut(8).zip(words) {
+            chunk.copy_from_slice(&w.to_le_bytes());
+        }
+        out
+    }
+
+    /// Decode the bytes of [`Rusage::to_bytes`].
+    pub fn from_bytes(b: &[u8; Self::SIZE]) -> Self {
+        let w = |i: usize| {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(&b[i * 8..i * 8 + 8]);
+            i64::from_le_bytes(x)
+        };
+        Rusage {
+            ru_utime: Timeval { tv_sec: w(0), tv_usec: w(1) },
+            ru_stime: Timeval { tv_sec: w(2), tv_usec: w(3) },
+            ru_maxrss: w(4),
+            ru_ixrss: w(5),
+            ru_idrss: w(6),
+            ru_isrss: w(7),
+            ru_minflt: w(8),
+            ru_majflt: w(9),
+            ru_nswap: w(10),
+            ru_inblock: w(11),
+            ru_oublock: w(12),
+            ru_msgsnd: w(13),
+            ru_msgrcv: w(14),
+            ru_nsignals: w(15),
+            ru_nvcsw: w(16),
+            ru_nivcsw: w(17),
+        }
+    }
+}
 
 /// `struct timespec` as Linux x86_64 lays it out.
 #[repr(C)]
@@ -62,3 +224,19 @@ pub struct Timespec {
 }
 
 const _: () = assert!(core::mem::size_of::<Timespec>() == 16);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rusage_is_linux_sized_and_round_trips() {
+        assert_eq!(core::mem::size_of::<Rusage>(), 144);
+        let r = Rusage { ru_utime: Timeval { tv_sec: 1, tv_usec: 2 }, ru_maxrss: 3, ru_nivcsw: -4, ..Default::default() };
+        let b = r.to_bytes();
+        assert_eq!(&b[0..8], &1i64.to_le_bytes());
+        assert_eq!(&b[32..40], &3i64.to_le_bytes(), "ru_maxrss follows the two timevals");
+        assert_eq!(&b[136..144], &(-4i64).to_le_bytes(), "ru_nivcsw is last");
+        assert_eq!(Rusage::from_bytes(&b), r);
+    }
+}

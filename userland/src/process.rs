@@ -1,0 +1,122 @@
+//! # Processes: starting programs and reading how they ended
+//!
+//! Tally has no `fork`/`exec` pair: a process starts a child with one call,
+//! `spawn(path, argv)`, which loads a program from the ramdisk (like `posix_spawn`). The
+//! parent later collects the child with `wait4`, which reports a *wait status* in Linux's
+//! encoding (the kernel builds it in `tally-task`'s `status.rs`):
+//!
+//! ```text
+//!   exit(code)          (code & 0xff) << 8        low 7 bits 0
+//!   killed by signal s  s | 0x80 if core dumped   low 7 bits 1..=0x7e
+//! ```
+//!
+//! A program that faults (divides by zero, touches an unmapped page) is killed with the
+//! signal Linux would send: `SIGFPE`, `SIGSEGV`, `SIGILL`...
+#![forbid(unsafe_code)]
+
+use alloc::string::String;
+use core::fmt;
+
+use crate::sys;
+use crate::Errno;
+
+/// Where programs named without a `/` are looked up (the ramdisk's `bin/`).
+pub const BIN_DIR: &str = "/bin/";
+
+/// The ramdisk path for a command name: `hello` → `/bin/hello`; a name with a `/` is
+/// taken as is.
+pub fn resolve(cmd: &str) -> String {
+    let mut p = String::new();
+    if !cmd.contains('/') {
+        p.push_str(BIN_DIR);
+    }
+    p.push_str(cmd);
+    p
+}
+
+/// Starts `argv[0]` (resolved with [`resolve`]) with arguments `argv`; returns the pid.
+pub fn spawn_command(argv: &[&str]) -> Result<usize, Errno> {
+    let Some(cmd) = argv.first() else { return Err(Errno(tally_uapi::errno::EINVAL)) };
+    sys::spawn(&resolve(cmd), argv)
+}
+
+/// `WIFEXITED`: ended through `exit`.
+pub const fn exited(status: i32) -> bool {
+    status & 0x7f == 0
+}
+
+/// `WEXITSTATUS`: the exit code, when [`exited`].
+pub const fn exit_code(status: i32) -> i32 {
+    (status >> 8) & 0xff
+}
+
+/// `WTERMSIG`: the killing signal, when neither exited nor stopped (0 otherwise).
+pub const fn term_signal(status: i32) -> i32 {
+    let s = status & 0x7f;
+    if s == 0x7f { 0 } else { s }
+}
+
+/// Linux's name of signal `sig` on x86_64, for the ones a kernel sends on its own.
+pub const fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        _ => "signal",
+    }
+}
+
+/// Displays a wait status: `exited with status 0`, `killed by SIGSEGV (11), core dumped`.
+pub fn describe(status: i32) -> impl fmt::Display {
+    fmt::from_fn(move |f| {
+        if exited(status) {
+            write!(f, "exited with status {}", exit_code(status))
+        } else if status & 0x7f == 0x7f {
+            write!(f, "stopped (status {status:#x})")
+        } else {
+            let sig = term_signal(status);
+            write!(f, "killed by {} ({sig})", signal_name(sig))?;
+            if status & 0x80 != 0 {
+                f.write_str(", core dumped")?;
+            }
+            Ok(())
+        }
+    })
+}
+
+/// Parses a decimal number argument (`"1500"`), with an optional leading `-`.
+pub fn parse_i64(s: &str) -> Option<i64> {
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, s),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for c in digits.bytes() {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_sub(i64::from(c - b'0'))?;
+    }
+    if neg { Some(v) } else { v.checked_neg() }
+}
+
+/// Parses a non-negative decimal (or `0x` hexadecimal) number argument.
+pub fn parse_u64(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x") {
+        Some(h) if !h.is_empty() => u64::from_str_radix(h, 16).ok(),
+        Some(_) => None,
+        None => s.parse().ok(),
+    }
+}
