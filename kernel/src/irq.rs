@@ -56,7 +56,11 @@ pub fn register(line: u8, handler: Handler) {
 /// (`task::irq_enter`/`irq_exit`, kept by the runqueue) brackets everything. If the handler
 /// asked for a reschedule, the switch happens inside the interrupt and the task switched to
 /// ends the interrupt's accounting (`task::preempt_in_irq`).
-pub fn dispatch(line: u8) {
+///
+/// `from_user`: the interrupt came while the CPU ran user code, so its end is a return to
+/// user mode — where a thread whose process is being killed exits instead
+/// (`task::exit_if_killed`; a thread preempted in user mode leaves this way).
+pub fn dispatch(line: u8, from_user: bool) {
     crate::task::irq_enter(line, arch::tsc::read());
     if (line == 7 || line == 15) && !arch::pic::in_service(line) {
         SPURIOUS[line as usize].fetch_add(1, Ordering::Relaxed);
@@ -74,6 +78,9 @@ pub fn dispatch(line: u8) {
     }
     if !crate::task::preempt_in_irq(line) {
         crate::task::irq_exit(line, arch::tsc::read());
+    }
+    if from_user {
+        crate::task::exit_if_killed();
     }
 }
 

@@ -60,6 +60,7 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     arch::gdt::init();
     arch::idt::init();
     let cpu = arch::usermode::init();
+    let ramdisk = arch::bootmem::ramdisk(boot_info.ramdisk_addr.into_option(), boot_info.ramdisk_len);
     mm::init(boot_info);
     arch::address_space::init();
     cmdline::init();
@@ -68,6 +69,7 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     arch::pic::init();
     time::init(entry_tsc);
     task::init(entry_tsc, init_main);
+    task::ramdisk::init(ramdisk);
     irq::init();
     drivers::init();
     kstats::init();

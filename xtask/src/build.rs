@@ -10,8 +10,12 @@ use crate::BuildOpts;
 pub const KERNEL_BASE: u64 = 0xffff_8000_0000_0000;
 const KERNEL_TARGET: &str = "x86_64-unknown-none";
 
+/// The workspace root. `cargo run` (hence `cargo xtask`) sets `CARGO_MANIFEST_DIR` at run
+/// time, which is preferred over the path compiled in: a binary built for one checkout and
+/// reused from a shared target directory must not build another checkout's tree.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest_dir.parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
 /// Cargo's target directory (honours `CARGO_TARGET_DIR`).

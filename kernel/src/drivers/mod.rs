@@ -12,10 +12,14 @@
 //!
 //! * `ata.rs` — ATA/IDE disks in PIO mode on QEMU's PIIX controller: IDENTIFY at boot,
 //!   interrupt-driven reads and writes, Solaris io-kstat statistics per disk.
+//! * `tty.rs` — the console's input: COM1's receive interrupt (IRQ 4) fills a buffer that
+//!   `read(0, ...)` drains.
 
 pub mod ata;
+pub mod tty;
 
 /// Probe and set up every driver (see the module docs for when this runs).
 pub fn init() {
     ata::init();
+    tty::init();
 }

@@ -211,6 +211,12 @@ pub fn read_vec(kid: KidT) -> Result<(KstatRead, Vec<u8>), KstatError> {
     Err(KstatError::NoMemory)
 }
 
+/// The header of `kid` as the chain lists it, with the current chain id (no snapshot is
+/// taken: `ks_snaptime` is the last read's). For a reader told its buffer is too small.
+pub fn header(kid: KidT) -> Option<(tally_uapi::kstat::KstatHeader, KidT)> {
+    with_state(|st| st.reg.header(kid).map(|h| (h, st.reg.chain_id()))).flatten()
+}
+
 /// Bytes [`read`] needs for `kid` now.
 pub fn data_size(kid: KidT) -> Result<usize, KstatError> {
     with_state(|st| st.reg.data_size(kid)).unwrap_or(Err(KstatError::NoSuchKstat))

@@ -14,6 +14,8 @@ mod sched;
 mod memory;
 mod timer;
 mod user;
+mod user_acct;
+mod user_proc;
 
 use crate::arch::{self, qemu::ExitCode};
 
@@ -47,6 +49,17 @@ const TESTS: &[(&str, Test)] = &[
     ("user_efault", user::efault),
     ("user_demand", user::demand),
     ("user_preempt", user::preempt),
+    ("user_spawn", user_proc::spawn),
+    ("spawn_stress", user_proc::stress),
+    ("user_wait4", user_proc::wait4),
+    ("user_threads", user_proc::threads),
+    ("user_msa", user_acct::msa),
+    ("user_kstat", user_acct::kstat),
+    ("user_memory", user_acct::memory),
+    ("user_privs", user_acct::privileges),
+    ("user_read", user_acct::read),
+    ("user_blk", user_acct::blk),
+    ("syscall_fuzz", user_acct::fuzz),
 ];
 
 pub fn run(name: &str) -> ! {

@@ -18,16 +18,16 @@ use crate::task::vm::{Prot, Vm, USER_IMAGE_BASE, USER_STACK_GUARD, USER_STACK_TO
 use crate::task::{self, SchedParams, WaitResult};
 use crate::trap::{SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
 
-fn us(ticks: u64) -> u64 {
+pub(super) fn us(ticks: u64) -> u64 {
     crate::time::clock().ticks_to_ns(ticks) / 1000
 }
 
-fn t(m: &MsaTimes, s: MicroState) -> u64 {
+pub(super) fn t(m: &MsaTimes, s: MicroState) -> u64 {
     m[s as usize]
 }
 
 /// Load test program `prog` into a new address space and start it with `arg` in `rdi`.
-fn start(prog: &str, arg: u64) -> Result<(i32, Arc<Vm>), &'static str> {
+pub(super) fn start(prog: &str, arg: u64) -> Result<(i32, Arc<Vm>), &'static str> {
     let code = arch::user_programs::program(prog).ok_or("no such test program")?;
     let vm = Vm::new().map_err(|_| "no memory for an address space")?;
     vm.load_segment(USER_IMAGE_BASE, code, code.len() as u64, Prot::READ_EXEC).map_err(|_| "cannot load the program")?;
@@ -43,7 +43,7 @@ fn start(prog: &str, arg: u64) -> Result<(i32, Arc<Vm>), &'static str> {
 }
 
 /// Run `prog` to its end; returns what `wait` reported.
-fn run(prog: &str, arg: u64) -> Result<WaitResult, &'static str> {
+pub(super) fn run(prog: &str, arg: u64) -> Result<WaitResult, &'static str> {
     let (pid, vm) = start(prog, arg)?;
     let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
     if vm.mapped_pages() != 0 || !vm.regions().is_empty() {
@@ -54,13 +54,13 @@ fn run(prog: &str, arg: u64) -> Result<WaitResult, &'static str> {
 
 /// Let the next context switch free what reaped tasks left (their stacks and top-level
 /// tables wait in the graveyard until another task has run).
-fn settle() {
+pub(super) fn settle() {
     task::sleep_ns(2_000_000);
 }
 
 /// Run `body` between two readings of the frames in use, which must agree. A first run of
 /// the smoke program beforehand settles the one-time allocations (kernel-stack page tables).
-fn frames_unchanged(what: &str, body: impl FnOnce() -> Result<(), &'static str>) -> Result<(), &'static str> {
+pub(super) fn frames_unchanged(what: &str, body: impl FnOnce() -> Result<(), &'static str>) -> Result<(), &'static str> {
     run("smoke", 0)?;
     settle();
     let before = crate::mm::stats().frames_in_use;
@@ -80,7 +80,7 @@ fn frames_unchanged(what: &str, body: impl FnOnce() -> Result<(), &'static str>)
     Ok(())
 }
 
-fn expect_exit(r: &WaitResult, code: i32) -> Result<(), &'static str> {
+pub(super) fn expect_exit(r: &WaitResult, code: i32) -> Result<(), &'static str> {
     let s = r.status.raw();
     if !wifexited(s) || wexitstatus(s) != code {
         println!("  pid {} ended with status {:#x}, expected exit code {code}", r.pid, s);
@@ -247,6 +247,11 @@ pub fn preempt() -> Result<(), &'static str> {
             expect_exit(&r, 0)?;
             if tally_msa::ACCOUNTING_ENABLED && (t(m, MicroState::Interrupted) == 0 || waited == 0) {
                 return Err("a spinning user program was never interrupted or never waited");
+            }
+            let c = &r.totals.counters;
+            println!("user_preempt: pid {}: {} involuntary, {} voluntary context switches", r.pid, c.nivcsw, c.nvcsw);
+            if c.nivcsw == 0 {
+                return Err("a spinner sharing the CPU was never counted as preempted (nivcsw)");
             }
         }
         println!("user_preempt: {} context switches; registers intact", task::nr_switches() - switches);

@@ -14,17 +14,34 @@
 //!    for (it woke someone more important) happens now, before returning to user mode;
 //! 4. [`leave`], with interrupts off: the running microstate becomes ONCPU_USR.
 //!
-//! Handlers live one file per concern: `io.rs` (write), `process.rs` (ids, exit), `sched.rs`
-//! (yield, sleep), `time.rs` (clocks), `mem.rs` (brk). Every handler validates its
-//! arguments and reaches user memory only through `uaccess.rs`: nothing a user program
-//! passes can make the kernel fault or panic — at worst the call fails with `-errno`.
+//! Handlers live one file per concern: `io.rs` (read, write: the console), `process.rs`
+//! (ids, uid, exit), `spawn.rs` (spawn, thread_create), `wait.rs` (wait4 and its rusage),
+//! `sched.rs` (yield, sleep, nice, policy), `time.rs` (clocks), `mem.rs` (brk, mmap,
+//! munmap), `msa.rs` (microstate times), `kstat.rs` (the kstat chain), `blk.rs` (raw disk
+//! sectors), `procstat.rs` (every thread's accounting at once, for `prstat`). Every handler
+//! validates its arguments and reaches user memory only through `uaccess.rs`: nothing a
+//! user program passes can make the kernel fault or panic — at worst the call fails with
+//! `-errno`. The contracts are documented for user space in `tally_uapi::syscall`, `::msa`,
+//! `::kstat` and `::procstat`.
+//!
+//! One more thing happens on the way out of every call: if another thread of the process
+//! called `exit_group` (or died of a signal) meanwhile, this thread exits instead of
+//! returning (`task::exit_if_killed`, see `task/lifecycle.rs`).
 
+mod blk;
 mod io;
+mod kstat;
 mod mem;
+mod msa;
 mod process;
+mod procstat;
 mod sched;
+mod spawn;
 mod time;
 pub mod uaccess;
+mod wait;
+
+pub use wait::rusage;
 
 use tally_msa::MicroState;
 use tally_uapi::errno::ENOSYS;
@@ -41,24 +58,45 @@ pub type SysResult = Result<u64, i32>;
 type Handler = fn(&Args) -> SysResult;
 
 /// Numbers are below this (Tally's own calls start at 500).
-pub const NR_SYSCALLS: usize = 507;
+pub const NR_SYSCALLS: usize = 508;
 
 /// The dispatch table: by number, the call's name (for traces and reports) and handler.
 pub static TABLE: [Option<(&str, Handler)>; NR_SYSCALLS] = {
     let mut t: [Option<(&str, Handler)>; NR_SYSCALLS] = [None; NR_SYSCALLS];
+    t[SYS_READ] = Some(("read", io::read));
     t[SYS_WRITE] = Some(("write", io::write));
+    t[SYS_MMAP] = Some(("mmap", mem::mmap));
+    t[SYS_MUNMAP] = Some(("munmap", mem::munmap));
     t[SYS_BRK] = Some(("brk", mem::brk));
     t[SYS_SCHED_YIELD] = Some(("sched_yield", sched::sched_yield));
     t[SYS_NANOSLEEP] = Some(("nanosleep", sched::nanosleep));
     t[SYS_GETPID] = Some(("getpid", process::getpid));
     t[SYS_EXIT] = Some(("exit", process::exit));
+    t[SYS_WAIT4] = Some(("wait4", wait::wait4));
     t[SYS_GETUID] = Some(("getuid", process::getuid));
+    t[SYS_SETUID] = Some(("setuid", process::setuid));
     t[SYS_GETPPID] = Some(("getppid", process::getppid));
+    t[SYS_SETPRIORITY] = Some(("setpriority", sched::setpriority));
+    t[SYS_SCHED_SETSCHEDULER] = Some(("sched_setscheduler", sched::sched_setscheduler));
     t[SYS_GETTID] = Some(("gettid", process::gettid));
     t[SYS_CLOCK_GETTIME] = Some(("clock_gettime", time::clock_gettime));
     t[SYS_EXIT_GROUP] = Some(("exit_group", process::exit_group));
+    t[SYS_SPAWN] = Some(("spawn", spawn::spawn));
+    t[SYS_THREAD_CREATE] = Some(("thread_create", spawn::thread_create));
+    t[SYS_MSA] = Some(("msa", msa::msa));
+    t[SYS_KSTAT_CHAIN] = Some(("kstat_chain", kstat::kstat_chain));
+    t[SYS_KSTAT_READ] = Some(("kstat_read", kstat::kstat_read));
+    t[SYS_BLK_READ] = Some(("blk_read", blk::blk_read));
+    t[SYS_BLK_WRITE] = Some(("blk_write", blk::blk_write));
+    t[SYS_PROC_STAT] = Some(("proc_stat", procstat::sys_proc_stat));
     t
 };
+
+/// The low 32 bits of an argument register, for parameters C declares `int` (`pid_t`,
+/// `uid_t`, flags): Linux ignores the upper half of such registers too.
+pub fn int_arg(v: u64) -> i32 {
+    v as u32 as i32
+}
 
 /// RFLAGS bits a user program may set (Linux's `FLAG_MASK` for sigreturn): the arithmetic
 /// flags, TF, DF, AC, ID. Everything else — IOPL above all — is the kernel's.
@@ -81,8 +119,11 @@ pub fn entry(frame: &mut SyscallFrame) {
     frame.rflags = (frame.rflags & USER_RFLAGS_MASK) | RFLAGS_IF_AND_ONE;
 }
 
-/// Step 4, with interrupts off, just before `sysretq`: back to ONCPU_USR.
+/// Step 4, with interrupts off, just before `sysretq`: back to ONCPU_USR — unless the
+/// process is being killed, in which case the thread exits here. (Checked with interrupts
+/// off, so no `exit_group` can slip in between the check and the return to user mode.)
 pub fn leave(_frame: &mut SyscallFrame) {
+    task::exit_if_killed();
     task::set_running_state(MicroState::OncpuUsr);
 }
 

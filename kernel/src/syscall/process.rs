@@ -1,11 +1,17 @@
-//! Who am I, and goodbye: `getpid`, `gettid`, `getppid`, `getuid`, `exit`, `exit_group`.
+//! Who am I, and goodbye: `getpid`, `gettid`, `getppid`, `getuid`, `setuid`, `exit`,
+//! `exit_group`.
 //!
 //! Linux's naming, which confuses everyone once: a *thread* is what the kernel schedules and
 //! gives a pid; a *process* is a thread group, named by its leader's pid (the tgid). So
 //! `getpid` returns the tgid and `gettid` the thread's own pid. `exit` ends one thread,
-//! `exit_group` the whole process (what C's `exit()` calls).
+//! `exit_group` the whole process (what C's `exit()` calls): the other threads are stopped
+//! at their next return to user mode (`task/lifecycle.rs`).
+//!
+//! `setuid(uid)`: root (uid 0) may become any uid, which also flags the task as having used
+//! super-user privilege (`ASU` in its accounting record); anyone else may only "change" to
+//! the uid it has (`EPERM`). The rules are in `task/prio.rs`.
 
-use super::{Args, SysResult};
+use super::{int_arg, Args, SysResult};
 use crate::task;
 
 pub fn getpid(_: &Args) -> SysResult {
@@ -24,11 +30,16 @@ pub fn getuid(_: &Args) -> SysResult {
     Ok(task::current_ids().uid as u64)
 }
 
+/// `setuid(uid)`.
+pub fn setuid(a: &Args) -> SysResult {
+    task::set_uid(int_arg(a[0]) as u32).map(|()| 0)
+}
+
 /// `exit(status)`: only the low 8 bits reach the parent.
 pub fn exit(a: &Args) -> SysResult {
-    task::exit(a[0] as i32)
+    task::exit(int_arg(a[0]))
 }
 
 pub fn exit_group(a: &Args) -> SysResult {
-    task::exit_group(a[0] as i32)
+    task::exit_group(int_arg(a[0]))
 }

@@ -15,7 +15,7 @@ use crate::task::{self, vm::FaultOutcome};
 
 fn with_user<R>(f: impl FnOnce(&crate::arch::address_space::AddressSpace, uaccess::Resolve) -> Result<R, uaccess::Fault>) -> Result<R, i32> {
     let vm = task::current_vm().ok_or(EFAULT)?;
-    let mut resolve = |page: u64, write: bool| match vm.fault(page, write, false) {
+    let mut resolve = |page: u64, write: bool| match vm.fault(page, write, false, task::current_process_cpu_ticks()) {
         FaultOutcome::Mapped => {
             task::note_minor_fault();
             true
@@ -45,7 +45,7 @@ pub fn copy_to_user(addr: u64, buf: &[u8]) -> Result<(), i32> {
 /// A NUL-terminated string at user address `addr`, without its NUL, at most `max` bytes
 /// long (`E2BIG` if there is no NUL within `max + 1` bytes). Reads page by page, so a string
 /// that ends just before an unmapped page is fine.
-#[allow(dead_code)] // for exec's path and argv (issue 4's loader)
+#[allow(dead_code)] // for NUL-terminated strings (spawn takes (pointer, length) pairs)
 pub fn str_from_user(addr: u64, max: usize) -> Result<Vec<u8>, i32> {
     let mut out = Vec::new();
     let mut at = addr;
@@ -64,6 +64,28 @@ pub fn str_from_user(addr: u64, max: usize) -> Result<Vec<u8>, i32> {
         }
         at = at.checked_add(want as u64).ok_or(EFAULT)?;
     }
+}
+
+/// Read `N` bytes at user address `addr` into an array.
+pub fn read_array<const N: usize>(addr: u64) -> Result<[u8; N], i32> {
+    let mut b = [0u8; N];
+    copy_from_user(addr, &mut b)?;
+    Ok(b)
+}
+
+/// Read an `i32` (a C `int`) from user memory.
+pub fn read_i32(addr: u64) -> Result<i32, i32> {
+    read_array::<4>(addr).map(i32::from_le_bytes)
+}
+
+/// Write an `i32` to user memory.
+pub fn write_i32(addr: u64, v: i32) -> Result<(), i32> {
+    copy_to_user(addr, &v.to_le_bytes())
+}
+
+/// Write a `u64` to user memory.
+pub fn write_u64(addr: u64, v: u64) -> Result<(), i32> {
+    copy_to_user(addr, &v.to_le_bytes())
 }
 
 /// Read a `struct timespec` from user memory.

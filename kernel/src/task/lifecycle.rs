@@ -1,15 +1,44 @@
 //! Birth, sleep and death of kernel threads (and of user processes, which start as one):
 //! spawn, sleep, yield, exit, wait.
+//!
+//! ## How a process dies when it has several threads
+//!
+//! `exit` ends the calling thread only. `exit_group` — and a fatal signal, which is an
+//! `exit_group` with a signal status — ends the whole process. The other threads of the
+//! process are somewhere the caller cannot simply cut them off: preempted in user mode,
+//! asleep in `nanosleep` or `wait4`, halfway through a system call holding a disk lock. So,
+//! as Linux does with its group `SIGKILL`, the kernel *asks* them:
+//!
+//! 1. the caller records the status on the process (`Payload::group_exit`, on the leader),
+//!    sets `Hot::killed` on every other thread, and wakes those in an interruptible sleep
+//!    (their sleeps end early: `nanosleep` returns, `wait4` fails with `EINTR`); a thread in
+//!    an uninterruptible sleep (a disk request) finishes it first;
+//! 2. the caller exits;
+//! 3. every other thread, the next time it would return to user mode — at the end of a
+//!    system call ([`exit_if_killed`] in `syscall::leave`), of an interrupt that came from
+//!    user mode (`irq::dispatch`), or before its very first instruction — exits instead,
+//!    with the process's status. Nothing is left on its kernel stack at those points, so
+//!    nothing leaks and no lock stays held.
+//!
+//! Each thread leaves through the task table's `exit`, the last one through `exit_group`
+//! (which stamps the group status on the process); only then is the process a zombie its
+//! parent can reap, and its memory is freed when that last thread goes.
 
 use alloc::sync::Arc;
 use tally_msa::{MicroState, MsaClock, MsaTimes};
-use tally_sched::{BlockReason, Policy, PrevAction, SchedEntity, SleepKind};
+use tally_sched::{BlockReason, Policy, PrevAction, SchedEntity, SleepKind, TaskState};
 use tally_task::{CreateKind, ExitStatus, TaskKey, WaitFor, WaitOutcome};
-use tally_uapi::errno::{EAGAIN, ENOMEM};
+use tally_uapi::errno::{EAGAIN, EINTR, ENOMEM};
 
+use super::memacct::MemUsage;
 use super::{switch_and_clean, with_kernel, Hot, HotStore, Kernel, Payload, Totals, KERNEL};
 use tally_sched::TaskStore;
 use crate::arch::{self, context::Thread};
+
+/// Most tasks (threads, zombies included) the table may hold: `spawn` and `thread_create`
+/// fail with `EAGAIN` beyond it (Linux's `threads-max`/`RLIMIT_NPROC`), long before the
+/// kernel heap or the frame pool could run dry.
+pub const MAX_TASKS: usize = 1024;
 
 /// First code of every new thread (the trampoline calls it): run the entry, then exit.
 pub(super) extern "C" fn thread_entry(_: u64) -> ! {
@@ -32,14 +61,28 @@ pub enum SchedParams {
     Normal(i32),
     /// SCHED_FIFO at a real-time priority (1..99).
     Fifo(u32),
+    /// Any policy, with its nice value (kept for when it becomes normal again) and real-time
+    /// priority: what a spawned program or a new thread inherits from its creator.
+    Custom { policy: Policy, nice: i32, rt_priority: u32 },
 }
 
-fn new_hot(params: SchedParams, now: u64) -> Result<Hot, i32> {
+pub(super) fn new_hot(params: SchedParams, now: u64) -> Result<Hot, i32> {
     let se = match params {
         SchedParams::Normal(nice) => SchedEntity::new(nice.clamp(-20, 19)),
         SchedParams::Fifo(p) => SchedEntity::new(0).with_policy(Policy::Fifo, p).map_err(|e| e.errno())?,
+        SchedParams::Custom { policy, nice, rt_priority } => {
+            SchedEntity::new(nice.clamp(-20, 19)).with_policy(policy, rt_priority).map_err(|e| e.errno())?
+        }
     };
-    Ok(Hot { se, clock: MsaClock::new(now, MicroState::OnActiveQueue) })
+    Ok(Hot { se, clock: MsaClock::new(now, MicroState::OnActiveQueue), killed: false })
+}
+
+/// The scheduling parameters of the current task, for a child or thread to inherit.
+pub(super) fn inherited_params(k: &mut Kernel) -> SchedParams {
+    let me = k.rq.current();
+    let mut store = HotStore(&mut k.hot);
+    let se = store.entity(me);
+    SchedParams::Custom { policy: se.policy(), nice: se.nice(), rt_priority: se.rt_priority() }
 }
 
 pub(super) fn spawn_init(init_main: fn(u64)) {
@@ -66,18 +109,41 @@ pub fn spawn(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -> Resul
 /// Enter `payload` (whose thread has not run yet) in the task table as a new process, child
 /// of the current task, and queue it. A payload with user state makes a user task.
 pub(super) fn start_process(name: &str, params: SchedParams, payload: Payload) -> Result<i32, i32> {
+    start_task(name, params, payload, CreateKind::Process, false)
+}
+
+/// [`start_process`] for every kind of task: `kind` says process or thread of the
+/// creator's process; `exec` marks a program that was loaded (not a copy of its creator,
+/// so the accounting flag AFORK is cleared and the name is the program's). `EAGAIN` beyond
+/// [`MAX_TASKS`].
+pub(super) fn start_task(name: &str, params: SchedParams, payload: Payload, kind: CreateKind, exec: bool) -> Result<i32, i32> {
     with_kernel(|k| {
+        if k.tasks.len() >= MAX_TASKS {
+            return Err(EAGAIN);
+        }
         let now = arch::tsc::read();
         let mut hot = new_hot(params, now)?;
         if payload.user.is_some() {
             hot.se = hot.se.with_user_space();
         }
         let creator = k.current();
+        if kind == CreateKind::Thread {
+            // Checked under the same lock exit_group marks threads under: a process being
+            // killed cannot gain a thread the kill did not see.
+            let dying = k.tasks.leader(creator).and_then(|l| k.tasks.get(l)).is_ok_and(|l| l.payload().group_exit.is_some());
+            if dying {
+                return Err(EINTR);
+            }
+        }
         let begin = crate::time::boot_unix_seconds() + crate::time::clock().monotonic_ns(now) / 1_000_000_000;
-        let key = k.tasks.create(creator, CreateKind::Process, begin, payload)?;
+        let key = k.tasks.create(creator, kind, begin, payload)?;
         let pid = match k.tasks.get_mut(key) {
             Ok(t) => {
-                t.set_comm(name.as_bytes());
+                match (kind, exec) {
+                    (CreateKind::Thread, _) => {}
+                    (_, true) => t.exec(name.as_bytes()),
+                    (_, false) => t.set_comm(name.as_bytes()),
+                }
                 t.pid()
             }
             Err(e) => return Err(e),
@@ -95,12 +161,17 @@ pub fn yield_now() {
 }
 
 /// Sleep (interruptibly) for at least `ns` nanoseconds; woken by the tick that passes the
-/// deadline, so the sleep lasts up to one tick longer.
-pub fn sleep_ns(ns: u64) {
+/// deadline, so the sleep lasts up to one tick longer. Returns early (false) if the task's
+/// process is being killed (see the module documentation); true after the full sleep.
+pub fn sleep_ns(ns: u64) -> bool {
     let deadline = arch::tsc::read().saturating_add(crate::time::clock().ns_to_ticks(ns));
     while arch::tsc::read() < deadline {
+        if kill_pending() {
+            return false;
+        }
         arch::cpu::without_interrupts(|| super::block_current(SleepKind::Interruptible, Some(deadline)));
     }
+    true
 }
 
 /// End the current task with exit code `code`. A process leader stays a zombie until its
@@ -121,27 +192,77 @@ pub fn exit_signaled(sig: u8) -> ! {
     exit_with(status, true)
 }
 
-/// End the current thread (`group`: its whole process) with `status`.
-///
-/// Not yet for multi-threaded processes: with `group`, the other threads of the process are
-/// recorded as exited by the task table, but the kernel does not yet stop them (nothing
-/// creates a second thread in a process so far; `thread_create` must add that).
+/// Is the current task's process being killed (so the task must not go back to user mode)?
+pub fn kill_pending() -> bool {
+    arch::cpu::without_interrupts(|| {
+        KERNEL.lock().as_mut().is_some_and(|k| {
+            let me = k.rq.current();
+            k.hot.get(me.0 as usize).and_then(|h| h.as_ref()).is_some_and(|h| h.killed)
+        })
+    })
+}
+
+/// A return-to-user-mode point: if the task's process is being killed, exit now with the
+/// process's status instead of returning (see the module documentation).
+pub fn exit_if_killed() {
+    if kill_pending() {
+        // The status given here is only used if the group status is somehow missing.
+        exit_with(ExitStatus::signaled(9, false).unwrap_or_default(), false)
+    }
+}
+
+/// Step 1 of the module documentation, for the process of the current task `cur`: record
+/// `status` (unless an exit_group is already under way: the first one wins, as in Linux),
+/// mark the other threads and wake those asleep interruptibly.
+fn start_group_exit(k: &mut Kernel, cur: TaskKey, status: ExitStatus, now: u64) {
+    let Ok(leader) = k.tasks.leader(cur) else { return };
+    if let Ok(l) = k.tasks.get_mut(leader) {
+        let p = l.payload_mut();
+        if p.group_exit.is_none() {
+            p.group_exit = Some(status);
+        }
+    }
+    let others: alloc::vec::Vec<TaskKey> =
+        k.tasks.threads(cur).map(|t| t.iter().copied().filter(|&t| t != cur).collect()).unwrap_or_default();
+    for t in others {
+        let s = Kernel::sched_key(t);
+        let Some(hot) = k.hot.get_mut(s.0 as usize).and_then(|h| h.as_mut()) else { continue };
+        hot.killed = true;
+        if hot.se.state() == TaskState::Blocked(BlockReason::Sleep(SleepKind::Interruptible))
+            && k.rq.wake_up(&mut HotStore(&mut k.hot), s, now)
+        {
+            k.runq_changed(now);
+        }
+    }
+}
+
+/// End the current thread (`group`: its whole process) with `status`. See the module
+/// documentation for how the other threads of a process follow.
 fn exit_with(status: ExitStatus, group: bool) -> ! {
     arch::cpu::without_interrupts(|| {
+        // Interrupts stay off from here to the final switch: no other task runs in between,
+        // so what is decided in the first step still holds in the second.
+        let (status, last, vm) = with_kernel(|k| {
+            let cur = k.current();
+            let now = arch::tsc::read();
+            if group {
+                start_group_exit(k, cur, status, now);
+            }
+            let group_status =
+                k.tasks.leader(cur).and_then(|l| k.tasks.get(l)).ok().and_then(|l| l.payload().group_exit);
+            let last = k.tasks.threads(cur).is_ok_and(|t| t.len() <= 1);
+            let vm = k.tasks.get(cur).ok().and_then(|t| t.payload().user.as_ref().map(|u| Arc::clone(u.vm())));
+            (group_status.unwrap_or(status), last, vm)
+        });
         // A process's memory goes with its last thread (Linux's exit_mm), while the thread
         // still runs: a zombie holds no user pages. Its address space stays active until the
-        // switch below; only its (now empty) top-level table lives on with the thread.
-        {
-            let vm = with_kernel(|k| {
-                let cur = k.current();
-                let last = group || k.tasks.threads(cur).is_ok_and(|t| t.len() <= 1);
-                let payload = k.tasks.get(cur).ok()?.payload();
-                if last { payload.user.as_ref().map(|u| Arc::clone(u.vm())) } else { None }
-            });
-            if let Some(vm) = vm {
-                vm.teardown();
-            }
-        }
+        // switch below; only its (now empty) top-level table lives on with the thread. The
+        // memory numbers are harvested here, once per process.
+        let mem = match (&vm, last) {
+            (Some(vm), true) => vm.teardown(super::current_process_cpu_ticks()),
+            _ => MemUsage::default(),
+        };
+        drop(vm);
         let threads = {
             let mut guard = KERNEL.lock();
             let k = guard.as_mut().expect("task::init not called");
@@ -150,21 +271,40 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
             let cur = k.current();
             let clocks = k.rq.msa_snapshot(&mut HotStore(&mut k.hot), me, now);
             check_at_exit(k, me, &clocks, now);
-            let harvest = |p: &mut Payload| Totals { msa: clocks, counters: p.counters };
-            let result = if group { k.tasks.exit_group(cur, status, harvest) } else { k.tasks.exit(cur, status, harvest) };
+            let mut record = None;
+            let harvest = |p: &mut Payload| {
+                let t = Totals { msa: clocks, counters: p.counters, mem };
+                record = Some(t.clone());
+                t
+            };
+            // The last thread of a process being killed stamps the group status on it.
+            let group_exiting = k.tasks.leader(cur).and_then(|l| k.tasks.get(l)).is_ok_and(|l| l.payload().group_exit.is_some());
+            let (pid, tgid) = k.tasks.get(cur).map(|t| (t.pid(), t.tgid())).unwrap_or((0, 0));
+            // A thread that is not its process's leader leaves the table at once (nobody
+            // waits for threads), so the switch away needs its thread from here.
+            let my_thread = k.tasks.get(cur).ok().map(|t| Arc::clone(&t.payload().thread));
+            let result = if last && group_exiting {
+                k.tasks.exit_group(cur, status, harvest)
+            } else {
+                k.tasks.exit(cur, status, harvest)
+            };
             let report = match result {
                 Ok(r) => r,
                 Err(e) => panic!("task {} cannot exit: errno {e}", me.0),
             };
+            if let Some(totals) = record {
+                super::account::log_exit(k, pid, tgid, totals);
+            }
             if !report.killed.is_empty() {
-                log::warn!("exit_group: {} other thread(s) not stopped (threads are not supported yet)", report.killed.len());
+                // Cannot happen: exit_group is only called for the last live thread.
+                log::error!("exit: {} thread(s) ended by the table without stopping", report.killed.len());
             }
             if let Some(p) = &report.process {
                 for parent in [p.wake_parent, p.wake_init].into_iter().flatten() {
                     wake_waiters(k, parent, now);
                 }
             }
-            let threads = k.pick(PrevAction::Block(BlockReason::Exit));
+            let threads = k.pick_from(PrevAction::Block(BlockReason::Exit), my_thread);
             // Threads released at exit (auto-reaped) leave the scheduler now; their stacks are
             // freed by the next task, after the switch.
             for r in report.released {
@@ -215,19 +355,37 @@ fn release(k: &mut Kernel, key: TaskKey, payload: Payload, now: u64) {
 pub struct WaitResult {
     pub pid: i32,
     pub status: ExitStatus,
-    /// The child's clocks at its exit (all its threads), in TSC ticks.
+    /// The child's accounting at its exit (all its threads), clocks in TSC ticks.
     pub totals: Totals,
+    /// What the child had collected from its own reaped children.
+    pub children_total: Totals,
     /// The child's clocks when it was reaped (including its time as a zombie).
     pub at_reap: MsaTimes,
 }
 
-/// Wait for a child process (`pid` = `None` for any) to end; reap it.
+/// How [`wait_child`] waits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitOptions {
+    /// `WNOHANG`: do not sleep; `Ok(None)` if no matching child has ended.
+    pub nohang: bool,
+}
+
+/// Wait for a child process (`pid` = `None` for any) to end; reap it. (Kernel callers.)
 pub fn wait(pid: Option<i32>) -> Result<WaitResult, i32> {
-    let target = pid.map_or(WaitFor::Any, WaitFor::Pid);
+    wait_child(pid.map_or(WaitFor::Any, WaitFor::Pid), WaitOptions::default())?.ok_or(EAGAIN)
+}
+
+/// `wait4`'s work: reap a child matching `target`; sleep (INTERRUPTIBLE_SLEEP) until one
+/// ends unless `nohang` (`Ok(None)`). `ECHILD`: no such child; `EINTR`: the caller's process
+/// is being killed.
+pub fn wait_child(target: WaitFor, options: WaitOptions) -> Result<Option<WaitResult>, i32> {
     loop {
+        if kill_pending() {
+            return Err(EINTR);
+        }
         enum Step {
-            Done(Result<WaitResult, i32>),
-            Slept(Option<(Arc<Thread>, Arc<Thread>)>),
+            Done(Result<Option<WaitResult>, i32>),
+            Slept(TaskKey, Option<(Arc<Thread>, Arc<Thread>)>),
         }
         let step = arch::cpu::without_interrupts(|| {
             let step = {
@@ -235,24 +393,41 @@ pub fn wait(pid: Option<i32>) -> Result<WaitResult, i32> {
                 let k = guard.as_mut().expect("task::init not called");
                 let now = arch::tsc::read();
                 let cur = k.current();
-                match k.tasks.wait(cur, target, false) {
+                match k.tasks.wait(cur, target, options.nohang) {
                     Ok(WaitOutcome::Reaped(r)) => {
                         let at_reap = k.rq.msa_snapshot(&mut HotStore(&mut k.hot), Kernel::sched_key(r.key), now);
                         release(k, r.key, r.payload, now);
-                        Step::Done(Ok(WaitResult { pid: r.pid, status: r.status, totals: r.total, at_reap }))
+                        Step::Done(Ok(Some(WaitResult {
+                            pid: r.pid,
+                            status: r.status,
+                            totals: r.total,
+                            children_total: r.children_total,
+                            at_reap,
+                        })))
                     }
                     Ok(WaitOutcome::Sleep { queue }) => {
                         let me = k.rq.current();
                         k.waiters.entry(queue).or_default().push(me);
-                        Step::Slept(k.pick(PrevAction::Block(BlockReason::Sleep(SleepKind::Interruptible))))
+                        Step::Slept(queue, k.pick(PrevAction::Block(BlockReason::Sleep(SleepKind::Interruptible))))
                     }
-                    Ok(WaitOutcome::NotReady) => Step::Done(Err(EAGAIN)),
+                    Ok(WaitOutcome::NotReady) => Step::Done(Ok(None)),
                     Err(e) => Step::Done(Err(e)),
                 }
             };
-            if let Step::Slept(threads) = step {
+            if let Step::Slept(queue, threads) = step {
                 switch_and_clean(threads);
-                return Step::Slept(None);
+                // Woken by a child's exit (which emptied the list) or for another reason (a
+                // kill): either way, leave the list, so no later exit wakes a stale key.
+                let mut guard = KERNEL.lock();
+                let k = guard.as_mut().expect("initialised");
+                let me = k.rq.current();
+                if let Some(list) = k.waiters.get_mut(&queue) {
+                    list.retain(|&s| s != me);
+                    if list.is_empty() {
+                        k.waiters.remove(&queue);
+                    }
+                }
+                return Step::Slept(queue, None);
             }
             step
         });

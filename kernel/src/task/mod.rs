@@ -25,27 +25,54 @@
 //! back into the kernel through system calls (ONCPU_SYS), exceptions (ONCPU_TRAP) and
 //! interrupts, and returns to user mode (ONCPU_USR) — [`set_running_state`] tells the
 //! scheduler's microstate clocks which.
+//!
+//! The rest of the directory, one concern per file:
+//!
+//! | file | what |
+//! |---|---|
+//! | `ramdisk.rs`, `exec.rs` | the boot loader's ramdisk; starting a program from it (`spawn`) |
+//! | `threads.rs` | more threads in a process; `exit_group` and fatal signals stopping them |
+//! | `memacct.rs` | a process's RSS/VM, high-water marks and memory integrals |
+//! | `account.rs` | reading the accounting: `msa()` sums, rusage, per-thread exit records |
+//! | `prio.rs` | nice, scheduling policy, uid and the privilege checks |
 
+mod account;
+mod exec;
 mod lifecycle;
+pub mod memacct;
+mod prio;
+pub mod ramdisk;
+mod threads;
 mod user;
 pub mod vm;
 mod waitqueue;
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use spin::Mutex;
 use tally_msa::{MicroState, MsaClock, MsaTimes, NR_MICROSTATES};
 use tally_sched::{BlockReason, PrevAction, RunQueue, SchedConfig, SchedEntity, SleepKind, TaskKey as SchedKey, TaskStore};
-use tally_task::{Accumulate, TaskKey, TaskTable};
+use tally_task::{Accumulate, ExitStatus, TaskKey, TaskTable};
 
 use crate::arch::{self, context::Thread};
 
-pub use lifecycle::{exit, exit_group, exit_signaled, sleep_ns, spawn, wait, yield_now, SchedParams, WaitResult};
-pub use user::{
-    account_write, current_ids, current_vm, note_minor_fault, set_running_state, spawn_user, user_page_fault,
+pub use account::{
+    children_totals, current_process_cpu_ticks, msa_breakdown, msa_of, process_usage, recent_exits, task_stats,
+    MsaWhich, TaskStat,
 };
-pub use waitqueue::{IrqCompletion, SleepLock};
+pub use exec::spawn_program;
+pub use lifecycle::{
+    exit, exit_group, exit_if_killed, exit_signaled, kill_pending, sleep_ns, spawn, wait, wait_child, yield_now,
+    SchedParams, WaitOptions, WaitResult,
+};
+pub use prio::{set_nice, set_scheduler, set_uid, superuser_used};
+pub use threads::create_thread;
+pub use user::{
+    account_read, account_write, account_blocks, current_ids, current_vm, note_minor_fault, set_running_state,
+    spawn_user, user_page_fault,
+};
+pub use waitqueue::{IrqCompletion, SleepLock, WaitQueue};
 
 /// What the task table carries for each task.
 pub struct Payload {
@@ -54,32 +81,72 @@ pub struct Payload {
     /// A user process's memory and where its user mode starts (`None`: a kernel thread).
     user: Option<user::UserContext>,
     counters: TaskCounters,
+    /// On a process's leader: the status of an `exit_group` (or fatal signal) in progress.
+    /// Its other threads have been told to die (`Hot::killed`) and exit with it.
+    group_exit: Option<ExitStatus>,
 }
 
 impl Payload {
     fn kernel(thread: Arc<Thread>, entry: Option<(fn(u64), u64)>) -> Self {
-        Payload { thread, entry, user: None, counters: TaskCounters::default() }
+        Payload { thread, entry, user: None, counters: TaskCounters::default(), group_exit: None }
     }
 }
 
-/// Event counters kept per task (Linux's `min_flt`, and `wchar`/`syscw` of its I/O
-/// accounting, as BSD/CSA process accounting reports them).
+/// Event counters kept per task: page faults, the I/O counters of Linux's extended
+/// accounting (`rchar`/`wchar`/`syscr`/`syscw`, CSA's `ac_chr`...), blocks moved, and
+/// context switches (`nvcsw`/`nivcsw`).
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct TaskCounters {
     /// Minor page faults: demand-zero pages mapped on first touch.
     pub minflt: u64,
+    /// Major page faults: faults that waited for a disk (none exist yet: no paging).
+    pub majflt: u64,
+    /// Bytes read by `read` (`rchar`).
+    pub read_char: u64,
     /// Bytes written by `write` (`wchar`).
     pub write_char: u64,
+    /// `read` calls (`syscr`).
+    pub read_syscalls: u64,
     /// `write` calls (`syscw`).
     pub write_syscalls: u64,
+    /// 512-byte sectors read / written with `blk_read` / `blk_write` (`ru_inblock`/`oublock`).
+    pub inblock: u64,
+    pub oublock: u64,
+    /// Switches away from this task because it blocked or yielded (voluntary), or because it
+    /// was preempted (involuntary). (Linux counts a yield as involuntary, since the task
+    /// was still runnable; getrusage(2) calls it voluntary, and so does Tally.)
+    pub nvcsw: u64,
+    pub nivcsw: u64,
 }
 
-/// The accounting a dead task leaves behind (its microstate clocks, in TSC ticks, and its
-/// counters).
+impl TaskCounters {
+    fn add(&mut self, o: &TaskCounters) {
+        let pairs = [
+            (&mut self.minflt, o.minflt),
+            (&mut self.majflt, o.majflt),
+            (&mut self.read_char, o.read_char),
+            (&mut self.write_char, o.write_char),
+            (&mut self.read_syscalls, o.read_syscalls),
+            (&mut self.write_syscalls, o.write_syscalls),
+            (&mut self.inblock, o.inblock),
+            (&mut self.oublock, o.oublock),
+            (&mut self.nvcsw, o.nvcsw),
+            (&mut self.nivcsw, o.nivcsw),
+        ];
+        for (a, b) in pairs {
+            *a = a.wrapping_add(b);
+        }
+    }
+}
+
+/// The accounting a dead task leaves behind: its microstate clocks (TSC ticks), its
+/// counters, and — from the last thread of a process only, since the threads share one
+/// memory — the process's memory numbers.
 #[derive(Clone, Default, Debug, PartialEq, Eq)]
 pub struct Totals {
     pub msa: MsaTimes,
     pub counters: TaskCounters,
+    pub mem: memacct::MemUsage,
 }
 
 impl Accumulate for Totals {
@@ -87,17 +154,19 @@ impl Accumulate for Totals {
         for (a, b) in self.msa.iter_mut().zip(other.msa.iter()) {
             *a = a.wrapping_add(*b);
         }
-        let (c, o) = (&mut self.counters, &other.counters);
-        c.minflt = c.minflt.wrapping_add(o.minflt);
-        c.write_char = c.write_char.wrapping_add(o.write_char);
-        c.write_syscalls = c.write_syscalls.wrapping_add(o.write_syscalls);
+        self.counters.add(&other.counters);
+        self.mem.add(&other.mem);
     }
 }
 
-/// The scheduler's per-task state, by slot.
+/// The scheduler's per-task state, by slot, and the one flag every return to user mode
+/// checks (kept here, in the dense vector, so the check is one array index).
 pub struct Hot {
     se: SchedEntity,
     clock: MsaClock,
+    /// The task's process is exiting (`exit_group`, a fatal signal): the task must not
+    /// return to user mode but exit (`lifecycle::exit_if_killed`).
+    killed: bool,
 }
 
 struct HotStore<'a>(&'a mut Vec<Option<Hot>>);
@@ -136,6 +205,8 @@ pub struct Kernel {
     /// Exits at which invariant (a) was checked, and how many broke it.
     exit_checks: u64,
     exit_violations: u64,
+    /// The last threads to exit, with what they left (`account.rs`).
+    exit_log: VecDeque<account::ExitRecord>,
 }
 
 static KERNEL: Mutex<Option<Kernel>> = Mutex::new(None);
@@ -195,18 +266,40 @@ impl Kernel {
         }
     }
 
-    /// Run `schedule()` and return the threads to switch between, if any.
+    /// Run `schedule()` and return the threads to switch between, if any. A switch is
+    /// counted for the task leaving the CPU: voluntary if it blocks or yields, involuntary
+    /// if it is preempted (an exiting task's counters were already harvested).
     fn pick(&mut self, action: PrevAction) -> Option<(Arc<Thread>, Arc<Thread>)> {
+        self.pick_from(action, None)
+    }
+
+    /// [`Kernel::pick`] for a task that may have left the table already (a thread that was
+    /// released at its exit): its thread is given instead of looked up.
+    fn pick_from(&mut self, action: PrevAction, prev_thread: Option<Arc<Thread>>) -> Option<(Arc<Thread>, Arc<Thread>)> {
         let now = arch::tsc::read();
         let sw = self.rq.schedule(&mut HotStore(&mut self.hot), now, action);
         self.runq_changed(now);
         if !sw.is_switch() {
             return None;
         }
+        if sw.prev != self.rq.idle() && action != PrevAction::Block(BlockReason::Exit) {
+            let key = self.table_key(sw.prev);
+            if let Ok(t) = self.tasks.get_mut(key) {
+                let c = &mut t.payload_mut().counters;
+                match action {
+                    PrevAction::Preempted => c.nivcsw += 1,
+                    _ => c.nvcsw += 1,
+                }
+            }
+        }
         let thread = |k: &Kernel, s: SchedKey| {
             k.tasks.get(k.table_key(s)).map(|t| Arc::clone(&t.payload().thread)).expect("runnable task not in the table")
         };
-        Some((thread(self, sw.prev), thread(self, sw.next)))
+        let prev = match prev_thread {
+            Some(t) => t,
+            None => thread(self, sw.prev),
+        };
+        Some((prev, thread(self, sw.next)))
     }
 }
 
@@ -271,7 +364,8 @@ pub fn preempt_in_irq(line: u8) -> bool {
 fn boot_hot(idle: TaskKey, entry_tsc: u64) -> Vec<Option<Hot>> {
     let mut hot = Vec::new();
     hot.resize_with(idle.index() as usize + 1, || None);
-    hot[idle.index() as usize] = Some(Hot { se: SchedEntity::new(19), clock: MsaClock::new(entry_tsc, MicroState::OncpuSys) });
+    hot[idle.index() as usize] =
+        Some(Hot { se: SchedEntity::new(19), clock: MsaClock::new(entry_tsc, MicroState::OncpuSys), killed: false });
     hot
 }
 
@@ -334,6 +428,7 @@ pub fn init(entry_tsc: u64, init_main: fn(u64)) {
         handover_line: None,
         exit_checks: 0,
         exit_violations: 0,
+        exit_log: VecDeque::new(),
     };
     // The boot thread has been running in the kernel since kernel entry.
     let config = SchedConfig::new(crate::irq::HZ, crate::time::clock().hz());

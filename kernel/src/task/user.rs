@@ -16,7 +16,8 @@
 //! The microstate changes go through [`set_running_state`], i.e. the runqueue's
 //! `set_running_state`, so they are exact to the TSC tick and correct inside interrupts.
 //!
-//! How a loader starts a program (the lead's `exec`, or the self-tests' machine-code blobs):
+//! How a loader starts a program (`exec.rs` for `spawn`, or the self-tests' machine-code
+//! blobs):
 //!
 //! ```text
 //!   let vm = vm::Vm::new()?;
@@ -25,12 +26,16 @@
 //!   let pid = task::spawn_user("name", SchedParams::Normal(0), vm, e_entry, rsp, arg)?;
 //!   ... task::wait(Some(pid)) ...
 //! ```
+//!
+//! A second thread of the same process (`threads.rs`) is the same kind of task, sharing
+//! the `Vm`: [`start_user_task`] with `CreateKind::Thread`.
 
 use alloc::sync::Arc;
 use tally_msa::MicroState;
+use tally_task::CreateKind;
 use tally_uapi::errno::{EINVAL, ENOMEM};
 
-use super::lifecycle::{start_process, thread_entry, SchedParams};
+use super::lifecycle::{start_task, thread_entry, SchedParams};
 use super::vm::{FaultOutcome, Vm, USER_END};
 use super::{with_kernel, HotStore, Payload, TaskCounters};
 use crate::arch::{self, context::Thread};
@@ -52,17 +57,31 @@ impl UserContext {
 /// with stack pointer `rsp` and `arg` in `rdi`. Returns its pid. `EINVAL` if `entry` or
 /// `rsp` is not a user address.
 pub fn spawn_user(name: &str, params: SchedParams, vm: Arc<Vm>, entry: u64, rsp: u64, arg: u64) -> Result<i32, i32> {
-    if entry >= USER_END || rsp > USER_END {
+    start_user_task(name, params, vm, (entry, rsp, arg), CreateKind::Process, false)
+}
+
+/// Start a user task of `kind` (a new process, or a thread of the current process) running
+/// `vm` from `start` = (rip, rsp, rdi); `exec`: a loaded program (see `start_task`).
+pub(super) fn start_user_task(
+    name: &str,
+    params: SchedParams,
+    vm: Arc<Vm>,
+    start: (u64, u64, u64),
+    kind: CreateKind,
+    exec: bool,
+) -> Result<i32, i32> {
+    if start.0 >= USER_END || start.1 > USER_END {
         return Err(EINVAL);
     }
     let thread = Thread::spawn_user(thread_entry, 0, Arc::clone(vm.space())).map_err(|_| ENOMEM)?;
     let mut payload = Payload::kernel(thread, Some((start_user, 0)));
-    payload.user = Some(UserContext { vm, start: (entry, rsp, arg) });
-    start_process(name, params, payload)
+    payload.user = Some(UserContext { vm, start });
+    start_task(name, params, payload, kind, exec)
 }
 
 /// The kernel-side entry of a user thread (called by `thread_entry`, interrupts enabled):
-/// read where to start, then leave for ring 3 for good.
+/// read where to start, then leave for ring 3 for good — unless its process was killed
+/// before it ever ran.
 fn start_user(_: u64) {
     let start = with_kernel(|k| {
         let cur = k.current();
@@ -74,6 +93,8 @@ fn start_user(_: u64) {
     };
     // Nothing that needs dropping is alive on this stack now: `enter_user` abandons it.
     arch::cpu::without_interrupts(|| {
+        // With interrupts off: a kill cannot come between this check and ring 3.
+        super::exit_if_killed();
         set_running_state(MicroState::OncpuUsr);
         arch::usermode::enter_user(rip, rsp, arg)
     })
@@ -118,11 +139,30 @@ pub fn account_write(bytes: u64) {
     });
 }
 
+/// Count one `read` of `bytes` bytes for the running task.
+pub fn account_read(bytes: u64) {
+    with_counters(|c| {
+        c.read_syscalls += 1;
+        c.read_char += bytes;
+    });
+}
+
+/// Count `sectors` 512-byte blocks read (`write` false) or written by the running task.
+pub fn account_blocks(sectors: u64, write: bool) {
+    with_counters(|c| {
+        if write {
+            c.oublock += sectors;
+        } else {
+            c.inblock += sectors;
+        }
+    });
+}
+
 /// A page fault from user mode at `addr`: map a demand-zero page if the process may use the
 /// address that way (a minor fault, counted). False: the access is not allowed.
 pub fn user_page_fault(addr: u64, write: bool, exec: bool) -> bool {
     let Some(vm) = current_vm() else { return false };
-    match vm.fault(addr, write, exec) {
+    match vm.fault(addr, write, exec, super::current_process_cpu_ticks()) {
         FaultOutcome::Mapped => {
             note_minor_fault();
             true

@@ -25,14 +25,28 @@
 //!   0x0000_0000_0001_0000  USER_MIN_ADDR    ── nothing is ever mapped below: NULL (+ offsets) faults
 //! ```
 //!
+//! Anonymous memory (`mmap(MAP_PRIVATE | MAP_ANONYMOUS)`) is one more demand-zero region
+//! kind, placed first-fit upwards from `USER_MMAP_BASE`; `munmap` trims or splits such
+//! regions and frees the pages that were touched (walking only the page tables that exist,
+//! so unmapping a huge, barely touched region is cheap).
+//!
+//! **Accounting.** The map also keeps the process's memory numbers (`memacct.rs`): the
+//! resident set (pages mapped now, counted at every map and unmap), the virtual size (the
+//! regions' pages — the stack counted only as far down as it has grown, as Linux grows its
+//! stack region on demand), their high-water marks, and the memory integrals over the
+//! process's CPU time. Every operation that can change them takes `cpu`: the process's
+//! CPU time now (TSC ticks, from the task layer, which owns the clocks).
+//!
 //! Everything here is safe code; the page-level operations are `AddressSpace`'s. The region
-//! list is a short vector (a handful of regions per process), behind a lock taken with
-//! interrupts off so the page-fault handler can never find it held.
+//! list is a short vector (a handful of regions per process; at most [`MAX_REGIONS`]),
+//! behind a lock taken with interrupts off so the page-fault handler can never find it held.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use spin::Mutex;
 use tally_uapi::errno::{EEXIST, EINVAL, ENOMEM};
+
+use super::memacct::{MemAcct, MemUsage};
 
 pub use crate::arch::address_space::{Prot, USER_END};
 use crate::arch::address_space::{is_user_range, AddressSpace, SpaceError, PAGE_SIZE};
@@ -53,6 +67,9 @@ pub const USER_STACK_MAX: u64 = 8 * 1024 * 1024;
 pub const USER_STACK_GUARD: u64 = USER_STACK_TOP - USER_STACK_MAX - PAGE_SIZE;
 /// How far `brk` may move the heap's end beyond its start.
 pub const USER_HEAP_MAX: u64 = 1 << 30;
+/// Most regions a process may have (each `mmap` adds one; Linux's `vm.max_map_count` is
+/// 65530): beyond it `mmap` fails with `ENOMEM`.
+pub const MAX_REGIONS: usize = 1024;
 
 const fn page_down(a: u64) -> u64 {
     a & !(PAGE_SIZE - 1)
@@ -71,8 +88,7 @@ pub enum VmaKind {
     Heap,
     /// The stack: demand-zero.
     Stack,
-    /// Anonymous memory (`mmap`, not yet implemented): demand-zero.
-    #[allow(dead_code)]
+    /// Anonymous memory from `mmap`: demand-zero.
     Anon,
 }
 
@@ -83,6 +99,8 @@ pub struct Vma {
     pub end: u64,
     pub prot: Prot,
     pub kind: VmaKind,
+    /// False for a `PROT_NONE` region: reserved, but every access faults.
+    pub accessible: bool,
 }
 
 impl Vma {
@@ -112,6 +130,46 @@ struct Map {
     /// Where the heap starts (page after the image) and its current end (`brk`, unrounded).
     heap_start: u64,
     brk: u64,
+    /// User pages mapped now (the resident set).
+    rss: u64,
+    /// Lowest page of the stack region that has been mapped (its grown extent).
+    stack_low: u64,
+    acct: MemAcct,
+}
+
+impl Map {
+    /// The virtual size in pages: every region, the stack only as far as it has grown.
+    fn vm_pages(&self) -> u64 {
+        self.vmas
+            .iter()
+            .map(|v| match v.kind {
+                VmaKind::Stack => (v.end.saturating_sub(self.stack_low.max(v.start))) / PAGE_SIZE,
+                _ => (v.end - v.start) / PAGE_SIZE,
+            })
+            .sum()
+    }
+
+    /// Record the sizes after a change at process CPU time `cpu`.
+    fn account(&mut self, cpu: u64) {
+        let vm = self.vm_pages();
+        self.acct.set(cpu, self.rss, vm);
+    }
+}
+
+/// What `mmap` was asked for, already decoded by the system call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmapRequest {
+    /// A hint, or with `fixed` the exact address (page-aligned).
+    pub addr: u64,
+    /// Bytes, > 0 (rounded up to pages here).
+    pub len: u64,
+    pub prot: Prot,
+    /// `PROT_NONE`: reserve the range, allow no access.
+    pub none: bool,
+    /// `MAP_FIXED`: exactly at `addr`, replacing earlier `mmap` regions there.
+    pub fixed: bool,
+    /// `MAP_FIXED_NOREPLACE`: exactly at `addr`, fail with `EEXIST` if anything is there.
+    pub noreplace: bool,
 }
 
 /// A process's memory: its address space and its regions. Shared (`Arc`) by the process's
@@ -127,7 +185,14 @@ impl Vm {
         let space = AddressSpace::new().map_err(|_| ENOMEM)?;
         Ok(Arc::new(Vm {
             space: Arc::new(space),
-            map: Mutex::new(Map { vmas: Vec::new(), heap_start: USER_MIN_ADDR, brk: USER_MIN_ADDR }),
+            map: Mutex::new(Map {
+                vmas: Vec::new(),
+                heap_start: USER_MIN_ADDR,
+                brk: USER_MIN_ADDR,
+                rss: 0,
+                stack_low: USER_STACK_TOP,
+                acct: MemAcct::default(),
+            }),
         }))
     }
 
@@ -162,7 +227,7 @@ impl Vm {
             let mut page = start;
             while page < end {
                 match self.space.map_zeroed(page, prot) {
-                    Ok(()) => {}
+                    Ok(()) => m.rss += 1,
                     Err(SpaceError::AlreadyMapped) => {
                         let old = self.space.translate(page).map_or(prot, |p| p.prot);
                         self.space.protect(page, old.union(prot));
@@ -172,7 +237,7 @@ impl Vm {
                 page += PAGE_SIZE;
             }
             self.space.write(vaddr, data).map_err(|_| EINVAL)?;
-            m.vmas.push(Vma { start, end, prot, kind: VmaKind::Image });
+            m.vmas.push(Vma { start, end, prot, kind: VmaKind::Image, accessible: true });
             if end > m.heap_start {
                 // The heap follows the image (programs are loaded before they run, so the
                 // heap is still empty).
@@ -180,6 +245,8 @@ impl Vm {
                 m.brk = end;
                 m.vmas.retain(|v| v.kind != VmaKind::Heap);
             }
+            // Loading happens before the process has run: CPU time 0.
+            m.account(0);
             Ok(())
         })
     }
@@ -201,13 +268,17 @@ impl Vm {
             if m.vmas.iter().any(|v| v.overlaps(start - PAGE_SIZE, USER_STACK_TOP)) {
                 return Err(EEXIST);
             }
-            let mut page = page_down(rsp.min(USER_STACK_TOP - PAGE_SIZE));
+            let low = page_down(rsp.min(USER_STACK_TOP - PAGE_SIZE));
+            let mut page = low;
             while page < USER_STACK_TOP {
                 self.space.map_zeroed(page, Prot::READ_WRITE).map_err(|_| ENOMEM)?;
+                m.rss += 1;
                 page += PAGE_SIZE;
             }
             self.space.write(rsp, initial).map_err(|_| ENOMEM)?;
-            m.vmas.push(Vma { start, end: USER_STACK_TOP, prot: Prot::READ_WRITE, kind: VmaKind::Stack });
+            m.vmas.push(Vma { start, end: USER_STACK_TOP, prot: Prot::READ_WRITE, kind: VmaKind::Stack, accessible: true });
+            m.stack_low = m.stack_low.min(low);
+            m.account(0);
             Ok(rsp)
         })
     }
@@ -225,8 +296,9 @@ impl Vm {
     }
 
     /// A fault at user address `addr` (a `write`, an instruction fetch: `exec`, else a
-    /// read): map a zeroed page if a demand-zero region allows that access.
-    pub fn fault(&self, addr: u64, write: bool, exec: bool) -> FaultOutcome {
+    /// read): map a zeroed page if a demand-zero region allows that access. `cpu`: the
+    /// process's CPU time now (for the memory integrals).
+    pub fn fault(&self, addr: u64, write: bool, exec: bool, cpu: u64) -> FaultOutcome {
         if !is_user_range(addr, 1) {
             return FaultOutcome::Denied;
         }
@@ -235,7 +307,7 @@ impl Vm {
             let Some(vma) = m.vmas.iter().find(|v| v.contains(addr)) else {
                 return FaultOutcome::Denied;
             };
-            if (write && !vma.prot.write) || (exec && !vma.prot.exec) {
+            if !vma.accessible || (write && !vma.prot.write) || (exec && !vma.prot.exec) {
                 return FaultOutcome::Denied;
             }
             if self.space.translate(page).is_some() {
@@ -247,8 +319,16 @@ impl Vm {
                 // a segment's page range.
                 return FaultOutcome::Denied;
             }
+            let kind = vma.kind;
             match self.space.map_zeroed(page, vma.prot) {
-                Ok(()) => FaultOutcome::Mapped,
+                Ok(()) => {
+                    m.rss += 1;
+                    if kind == VmaKind::Stack {
+                        m.stack_low = m.stack_low.min(page);
+                    }
+                    m.account(cpu);
+                    FaultOutcome::Mapped
+                }
                 Err(SpaceError::AlreadyMapped) => FaultOutcome::Present,
                 // Out of memory: Linux would OOM-kill; here the faulting task gets SIGSEGV
                 // (SIGBUS would be more precise, but the effect is the same).
@@ -259,7 +339,8 @@ impl Vm {
 
     /// `brk(addr)`: move the heap's end. `addr == 0` (or any invalid value) just returns the
     /// current end; on success returns the new one. Shrinking unmaps the pages given back.
-    pub fn brk(&self, addr: u64) -> u64 {
+    /// `cpu`: the process's CPU time now.
+    pub fn brk(&self, addr: u64, cpu: u64) -> u64 {
         self.with_map(|m| {
             if addr < m.heap_start || addr - m.heap_start > USER_HEAP_MAX {
                 return m.brk;
@@ -270,16 +351,15 @@ impl Vm {
             if new_end > old_end && (m.vmas.iter().any(others) || new_end > USER_MMAP_BASE) {
                 return m.brk;
             }
-            let mut page = new_end;
-            while page < old_end {
-                self.space.unmap(page);
-                page += PAGE_SIZE;
+            if new_end < old_end {
+                m.rss -= self.space.unmap_range(new_end, old_end).min(m.rss);
             }
             m.vmas.retain(|v| v.kind != VmaKind::Heap);
             if new_end > m.heap_start {
-                m.vmas.push(Vma { start: m.heap_start, end: new_end, prot: Prot::READ_WRITE, kind: VmaKind::Heap });
+                m.vmas.push(Vma { start: m.heap_start, end: new_end, prot: Prot::READ_WRITE, kind: VmaKind::Heap, accessible: true });
             }
             m.brk = addr;
+            m.account(cpu);
             addr
         })
     }
@@ -294,13 +374,130 @@ impl Vm {
         self.space.mapped_pages()
     }
 
-    /// The process is gone (its last thread exits): free every user page and user page
-    /// table now, rather than when the zombie is reaped. Returns the frames freed.
-    pub fn teardown(&self) -> u64 {
+    /// User pages mapped now, as counted at every map and unmap (equal to
+    /// [`Vm::mapped_pages`], which walks the page tables to find out).
+    pub fn rss(&self) -> u64 {
+        self.with_map(|m| m.rss)
+    }
+
+    /// The memory numbers as of process CPU time `cpu` (see `memacct.rs`).
+    pub fn usage(&self, cpu: u64) -> MemUsage {
+        self.with_map(|m| m.acct.usage(cpu))
+    }
+
+    /// The process is gone (its last thread exits at process CPU time `cpu`): free every
+    /// user page and user page table now, rather than when the zombie is reaped. Returns the
+    /// final memory numbers (sizes as they were just before, integrals up to `cpu`).
+    pub fn teardown(&self, cpu: u64) -> MemUsage {
         self.with_map(|m| {
+            let usage = m.acct.usage(cpu);
             m.vmas.clear();
             m.brk = m.heap_start;
-            self.space.clear_user()
+            m.stack_low = USER_STACK_TOP;
+            self.space.clear_user();
+            m.rss = 0;
+            m.account(cpu);
+            usage
         })
     }
+
+    /// `mmap` of anonymous private memory (the request is decoded by the system call):
+    /// returns the start of the new region. Errors: `EINVAL` (a fixed address not aligned
+    /// or outside the user range, or a fixed range over the image, heap or stack), `EEXIST`
+    /// (`noreplace` and something is there), `ENOMEM` (no room, too many regions, length
+    /// overflows).
+    pub fn mmap(&self, req: &MmapRequest, cpu: u64) -> Result<u64, i32> {
+        let len = page_up(req.len).filter(|&l| l > 0).ok_or(ENOMEM)?;
+        self.with_map(|m| {
+            let start = if req.fixed || req.noreplace {
+                let end = req.addr.checked_add(len).ok_or(ENOMEM)?;
+                if req.addr % PAGE_SIZE != 0 || req.addr < USER_MIN_ADDR || end > USER_END {
+                    return Err(EINVAL);
+                }
+                let mut overlapping = m.vmas.iter().filter(|v| v.overlaps(req.addr, end));
+                if req.noreplace {
+                    if overlapping.next().is_some() {
+                        return Err(EEXIST);
+                    }
+                } else if overlapping.any(|v| v.kind != VmaKind::Anon) {
+                    return Err(EINVAL);
+                }
+                req.addr
+            } else {
+                find_gap(&m.vmas, req.addr, len).ok_or(ENOMEM)?
+            };
+            let end = start + len;
+            // Room for the worst case: the new region, and one existing region split in two.
+            if m.vmas.len() + 2 > MAX_REGIONS {
+                return Err(ENOMEM);
+            }
+            unmap_anon(&self.space, m, start, end);
+            m.vmas.push(Vma { start, end, prot: req.prot, kind: VmaKind::Anon, accessible: !req.none });
+            m.account(cpu);
+            Ok(start)
+        })
+    }
+
+    /// `munmap(addr, len)`: remove whatever `mmap` regions lie in the range (trimming or
+    /// splitting them) and free their pages. The image, heap and stack are not touched.
+    /// `EINVAL` for an unaligned `addr`, `len == 0` or a range outside the user half.
+    pub fn munmap(&self, addr: u64, len: u64, cpu: u64) -> Result<(), i32> {
+        let end = addr.checked_add(len).and_then(page_up).ok_or(EINVAL)?;
+        if addr % PAGE_SIZE != 0 || len == 0 || end > USER_END {
+            return Err(EINVAL);
+        }
+        self.with_map(|m| {
+            if m.vmas.len() + 1 > MAX_REGIONS {
+                // A split needs one more slot; keep the limit absolute.
+                return Err(ENOMEM);
+            }
+            unmap_anon(&self.space, m, addr, end);
+            m.account(cpu);
+            Ok(())
+        })
+    }
+}
+
+/// Lowest free, page-aligned `len`-byte gap in the `mmap` area `[USER_MMAP_BASE,
+/// USER_STACK_GUARD)`; a free, aligned `hint` inside the area is taken as is (Linux does
+/// the same with a non-fixed address).
+fn find_gap(vmas: &[Vma], hint: u64, len: u64) -> Option<u64> {
+    let free = |s: u64| -> bool {
+        s.checked_add(len).is_some_and(|e| s >= USER_MMAP_BASE && e <= USER_STACK_GUARD && !vmas.iter().any(|v| v.overlaps(s, e)))
+    };
+    if hint % PAGE_SIZE == 0 && free(hint) {
+        return Some(hint);
+    }
+    let mut taken: Vec<(u64, u64)> =
+        vmas.iter().filter(|v| v.end > USER_MMAP_BASE && v.start < USER_STACK_GUARD).map(|v| (v.start, v.end)).collect();
+    taken.sort_unstable();
+    let mut at = USER_MMAP_BASE;
+    for (s, e) in taken {
+        if s >= at && s - at >= len {
+            break;
+        }
+        at = at.max(e);
+    }
+    free(at).then_some(at)
+}
+
+/// Take `[start, end)` out of every anonymous region (trim, split or drop it) and free the
+/// pages mapped there.
+fn unmap_anon(space: &AddressSpace, m: &mut Map, start: u64, end: u64) {
+    let mut kept = Vec::with_capacity(m.vmas.len() + 1);
+    for v in m.vmas.drain(..) {
+        if v.kind != VmaKind::Anon || !v.overlaps(start, end) {
+            kept.push(v);
+            continue;
+        }
+        let (lo, hi) = (v.start.max(start), v.end.min(end));
+        m.rss -= space.unmap_range(lo, hi).min(m.rss);
+        if v.start < lo {
+            kept.push(Vma { end: lo, ..v });
+        }
+        if hi < v.end {
+            kept.push(Vma { start: hi, ..v });
+        }
+    }
+    m.vmas = kept;
 }

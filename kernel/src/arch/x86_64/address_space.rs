@@ -214,23 +214,46 @@ impl AddressSpace {
         })
     }
 
-    /// Unmap user page `va` and free its frame. False if nothing was mapped there.
-    pub fn unmap(&self, va: u64) -> bool {
-        if Self::check(va).is_err() {
-            return false;
+    /// Unmap every page mapped in `[start, end)` (page-aligned user addresses) and free
+    /// their frames; returns how many. Walks only the page tables that exist, so a huge,
+    /// sparsely touched range costs what is mapped in it, not its size. Emptied page
+    /// tables stay until the space is cleared.
+    pub fn unmap_range(&self, start: u64, end: u64) -> u64 {
+        if start >= end || start % PAGE_SIZE != 0 || end % PAGE_SIZE != 0 || !is_user_range(start, end - start) {
+            return 0;
         }
-        paging::with_lock(|| {
-            // SAFETY: the page-table lock is held.
-            let Ok(entry) = (unsafe { self.leaf(va, None) }) else { return false };
-            if entry.is_unused() {
-                return false;
+        fn level(phys: u64, depth: usize, base: u64, start: u64, end: u64, freed: &mut u64, frames: &mut tally_mm::FrameAllocator) {
+            // Bytes covered by one entry at this depth: 512 GiB, 1 GiB, 2 MiB, 4 KiB.
+            let span = 1u64 << (39 - 9 * depth);
+            // SAFETY: `phys` is a page-table frame of this space (the root, or reached
+            // through a present, non-huge user-half entry), and the caller holds the lock.
+            let table = unsafe { table_at(phys) };
+            let first = ((start.max(base) - base) / span) as usize;
+            let last = ((end - 1).min(base + 512 * span - 1) - base) / span;
+            for i in first..=(last as usize) {
+                let e = &mut table[i];
+                if e.is_unused() {
+                    continue;
+                }
+                let lo = base + i as u64 * span;
+                if depth == 3 {
+                    frames.free(e.addr().as_u64());
+                    e.set_unused();
+                    *freed += 1;
+                } else if !e.flags().contains(PageTableFlags::HUGE_PAGE) {
+                    level(e.addr().as_u64(), depth + 1, lo, start, end, freed, frames);
+                }
             }
-            let phys = entry.addr().as_u64();
-            entry.set_unused();
-            self.flush(va);
-            crate::mm::frames().free(phys);
-            true
-        })
+        }
+        let mut freed = 0;
+        paging::with_lock(|| {
+            let mut frames = crate::mm::frames();
+            level(self.root, 0, 0, start, end, &mut freed, &mut frames);
+            if freed > 0 && self.is_active() {
+                reload_root();
+            }
+        });
+        freed
     }
 
     /// Change the protection of mapped user page `va`. False if nothing is mapped there.

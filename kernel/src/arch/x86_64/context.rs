@@ -33,8 +33,10 @@ use super::paging::{self, MapError};
 
 /// Region of kernel-thread stacks; slot `i` starts at `STACKS_BASE + i * SLOT_SIZE`.
 const STACKS_BASE: u64 = 0xffff_d000_0000_0000;
-/// Stack pages per thread (32 KiB: debug builds use deep frames).
-pub const STACK_PAGES: u64 = 8;
+/// Stack pages per thread (64 KiB: debug builds use deep frames — unoptimised code keeps a
+/// copy of every by-value struct, and reaping a child through the task table's generic
+/// code alone takes about 15 KiB there; a release build needs a fraction of this).
+pub const STACK_PAGES: u64 = 16;
 /// One guard page below the stack, then the stack.
 const SLOT_SIZE: u64 = (STACK_PAGES + 1) * 4096;
 const MAX_SLOTS: u64 = 1 << 20;

@@ -5,9 +5,10 @@
 //! fault and stops the machine, resumes after a breakpoint, or — for an exception from user
 //! mode — fixes a demand-zero page fault or kills the task). An exception from ring 3 arrives
 //! on the thread's kernel stack (TSS `rsp0`, set at every switch). Vectors 32–47 are the 16
-//! legacy IRQ lines of the two 8259 PICs; each stub calls `crate::irq::dispatch(line)`.
-//! Handlers use the `x86-interrupt` calling convention, so the compiler saves every register
-//! the handler clobbers and returns with `iretq`.
+//! legacy IRQ lines of the two 8259 PICs; each stub calls `crate::irq::dispatch(line,
+//! from_user)`, saying whether the interrupted code ran in ring 3. Handlers use the
+//! `x86-interrupt` calling convention, so the compiler saves every register the handler
+//! clobbers and returns with `iretq`.
 
 use spin::Once;
 use x86_64::registers::control::Cr2;
@@ -108,8 +109,8 @@ extern "x86-interrupt" fn machine_check(f: InterruptStackFrame) -> ! {
 
 macro_rules! irq_stubs {
     ($($fn:ident = $line:expr),* $(,)?) => {
-        $(extern "x86-interrupt" fn $fn(_f: InterruptStackFrame) {
-            crate::irq::dispatch($line)
+        $(extern "x86-interrupt" fn $fn(f: InterruptStackFrame) {
+            crate::irq::dispatch($line, f.code_segment.0 & 3 == 3)
         })*
         const IRQ_STUBS: [extern "x86-interrupt" fn(InterruptStackFrame); 16] = [$($fn),*];
     };

@@ -10,6 +10,7 @@
 
 pub mod address_space;
 pub mod ata;
+pub mod bootmem;
 pub mod context;
 pub mod cpu;
 pub mod fw_cfg;
@@ -27,4 +28,5 @@ pub mod syscall_entry;
 pub mod tsc;
 pub mod uaccess;
 pub mod user_programs;
+pub mod user_programs_proc;
 pub mod usermode;

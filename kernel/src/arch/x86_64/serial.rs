@@ -2,13 +2,29 @@
 //!
 //! QEMU connects COM1 to the terminal (`-serial stdio`), so this is where every line the
 //! kernel prints goes, and where tests read the kernel's output.
+//!
+//! **Input.** What the terminal types arrives in the UART's receive FIFO; with the "data
+//! ready" interrupt enabled ([`enable_rx_interrupt`]) the UART raises IRQ 4 as bytes come
+//! in (at the FIFO's trigger level, or after a few character times of silence), and the
+//! console driver (`crate::drivers::tty`) drains the FIFO with [`receive`] in its handler.
+//!
+//! **Loopback**, for tests: with the modem control register's LOOP bit set, the UART feeds
+//! what it transmits straight back into its own receiver instead of the wire — a byte
+//! written to the data register arrives as input, with its interrupt, exactly as if it had
+//! been typed ([`set_loopback`], [`send_raw`]). While it is on, nothing printed reaches the
+//! terminal, so a test keeps that window short and silent.
 
 use core::fmt::Write;
 use spin::Mutex;
 use uart_16550::backend::PioBackend;
+use uart_16550::spec::registers::IER;
 use uart_16550::{Config, Uart16550Tty};
+use x86_64::instructions::port::Port;
 
 const COM1: u16 = 0x3f8;
+/// Modem control register (offset 4) and its loopback bit.
+const MCR_PORT: u16 = COM1 + 4;
+const MCR_LOOP: u8 = 1 << 4;
 
 static PORT: Mutex<Option<Uart16550Tty<PioBackend>>> = Mutex::new(None);
 
@@ -43,4 +59,42 @@ pub fn write_str_emergency(s: &str) {
     // and never resumes, so no one else uses the port from here on.
     unsafe { PORT.force_unlock() };
     write_str(s);
+}
+
+/// Let the UART interrupt (IRQ 4) when received data is ready.
+pub fn enable_rx_interrupt() {
+    super::cpu::without_interrupts(|| {
+        if let Some(port) = PORT.lock().as_mut() {
+            port.inner_mut().enable_interrupts(IER::DATA_READY);
+        }
+    });
+}
+
+/// One received byte, if the UART holds one (reading it takes it out of the FIFO).
+pub fn receive() -> Option<u8> {
+    super::cpu::without_interrupts(|| PORT.lock().as_mut().and_then(|p| p.inner_mut().try_receive_byte().ok()))
+}
+
+/// Switch the UART's loopback mode on or off (see the module documentation).
+pub fn set_loopback(on: bool) {
+    super::cpu::without_interrupts(|| {
+        let _guard = PORT.lock();
+        let mut mcr: Port<u8> = Port::new(MCR_PORT);
+        // SAFETY: COM1's modem control register; only the LOOP bit changes (DTR, RTS and
+        // OUT2, set by the driver's init, stay), and the port lock keeps the driver out.
+        unsafe {
+            let v = mcr.read();
+            mcr.write(if on { v | MCR_LOOP } else { v & !MCR_LOOP });
+        }
+    });
+}
+
+/// Transmit `bytes` as they are (no UTF-8 handling): in loopback mode they come back as
+/// input. Waits for room in the transmit FIFO.
+pub fn send_raw(bytes: &[u8]) {
+    super::cpu::without_interrupts(|| {
+        if let Some(port) = PORT.lock().as_mut() {
+            port.inner_mut().send_bytes_exact(bytes);
+        }
+    });
 }

@@ -528,7 +528,8 @@ macro_rules! programs {
                     core::slice::from_raw_parts(start, end as usize - start as usize)
                 });
             })*
-            None
+            // The programs for processes, threads and the accounting calls.
+            super::user_programs_proc::program(name)
         }
     };
 }

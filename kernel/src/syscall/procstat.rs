@@ -1,0 +1,135 @@
+//! `proc_stat(buf, max)`: every live thread's accounting in one call, for `prstat`.
+//!
+//! Solaris' `prstat -m` opens `/proc/PID/lwp/LWPID/lwpusage` for each LWP; Tally has no file
+//! system, so one call copies an array of [`ProcStat`] records (`tally_uapi::procstat`):
+//! one per task in the task table — kernel threads, user threads, and zombies not yet
+//! reaped — with identity (pid, tgid, ppid, uid, comm), scheduling (nice, policy, real-time
+//! priority), the 13 microstate clocks in nanoseconds, the event counters, the creation time
+//! and the time of the snapshot.
+//!
+//! The contract:
+//!
+//! * `max` (a count of records, `size_t`) = 0: nothing is written, `buf` is not looked at
+//!   (it may be NULL), and the call returns how many threads exist — the size to allocate.
+//! * Otherwise the first `min(max, threads)` records are written and their number returned.
+//!   A result equal to `max` may mean "there were more": ask again with a bigger buffer.
+//! * `EINVAL`: `max` above [`PROC_STAT_MAX`] (more records than a buffer the size of the
+//!   user half could hold — a garbage count, not a big buffer). `EFAULT`: the records to
+//!   be written do not fit in writable user memory at `buf`; the range is checked before
+//!   anything is copied, so a bad pointer leaves the caller's memory as it was.
+//!
+//! **One instant.** Every record is read under the kernel lock at one TSC value (the
+//! `now_ns` of every record), so the records are mutually consistent: summing a process's
+//! threads gives its state at that instant, and two snapshots an interval apart give each
+//! thread's share of exactly that interval — what `prstat` computes.
+//!
+//! The task layer keeps clocks in TSC ticks ([`crate::task::task_stats`]); they become
+//! nanoseconds here, on the way out, as in `msa()`.
+//!
+//! **Counters not kept (yet).** `syscalls` and `signals` are 0: the kernel counts neither
+//! (Tally has no signal delivery besides the fatal ones, and no per-task system-call count).
+//! `minflt`, `majflt` (always 0: no paging), `nvcsw` and `nivcsw` are the task's counters.
+
+use alloc::vec::Vec;
+use tally_msa::NR_MICROSTATES;
+use tally_uapi::errno::EINVAL;
+use tally_uapi::procstat::{ProcStat, PROC_STAT_SIZE};
+
+use super::{uaccess, Args, SysResult};
+use crate::task::{self, TaskStat};
+
+/// Most records one call may be asked for: more than a 128 TiB user half could hold.
+pub const PROC_STAT_MAX: u64 = (1 << 47) / PROC_STAT_SIZE as u64;
+
+/// `proc_stat(buf, max)` → records written (or, with `max` = 0, threads that exist).
+pub fn sys_proc_stat(a: &Args) -> SysResult {
+    let (addr, max) = (a[0], a[1]);
+    if max > PROC_STAT_MAX {
+        return Err(EINVAL);
+    }
+    let (tasks, now) = task::task_stats();
+    if max == 0 {
+        return Ok(tasks.len() as u64);
+    }
+    let n = tasks.len().min(max as usize);
+    let bytes = n * PROC_STAT_SIZE;
+    // Checked before anything is converted or copied: a bad pointer changes nothing.
+    uaccess::check(addr, bytes as u64, true)?;
+    let clock = crate::time::clock();
+    let now_ns = clock.monotonic_ns(now);
+    let mut out = Vec::new();
+    out.try_reserve_exact(bytes).map_err(|_| tally_uapi::errno::ENOMEM)?;
+    for t in &tasks[..n] {
+        encode(&record(t, now_ns, &clock), &mut out);
+    }
+    uaccess::copy_to_user(addr, &out)?;
+    Ok(n as u64)
+}
+
+/// A task as its user-space record: times converted from TSC ticks to ns.
+fn record(t: &TaskStat, now_ns: u64, clock: &tally_time::TscClock) -> ProcStat {
+    let c = &t.counters;
+    let mut msa_ns = [0u64; NR_MICROSTATES];
+    for (ns, ticks) in msa_ns.iter_mut().zip(t.msa.iter()) {
+        *ns = clock.ticks_to_ns(*ticks);
+    }
+    ProcStat {
+        pid: t.pid,
+        tgid: t.tgid,
+        ppid: t.ppid,
+        uid: t.uid,
+        comm: t.comm,
+        state: u32::from(t.zombie),
+        nice: t.nice,
+        policy: t.policy,
+        rt_priority: t.rt_priority,
+        msa_ns,
+        nvcsw: c.nvcsw,
+        nivcsw: c.nivcsw,
+        syscalls: 0,
+        signals: 0,
+        minflt: c.minflt,
+        majflt: c.majflt,
+        start_ns: clock.monotonic_ns(t.created),
+        now_ns,
+    }
+}
+
+// The record's layout, field by field: `encode` writes exactly this, little-endian, which is
+// its memory image on x86_64 (no padding anywhere, so every byte is written).
+const _: () = {
+    use core::mem::offset_of;
+    assert!(offset_of!(ProcStat, pid) == 0);
+    assert!(offset_of!(ProcStat, tgid) == 4);
+    assert!(offset_of!(ProcStat, ppid) == 8);
+    assert!(offset_of!(ProcStat, uid) == 12);
+    assert!(offset_of!(ProcStat, comm) == 16);
+    assert!(offset_of!(ProcStat, state) == 32);
+    assert!(offset_of!(ProcStat, nice) == 36);
+    assert!(offset_of!(ProcStat, policy) == 40);
+    assert!(offset_of!(ProcStat, rt_priority) == 44);
+    assert!(offset_of!(ProcStat, msa_ns) == 48);
+    assert!(offset_of!(ProcStat, nvcsw) == 48 + 8 * NR_MICROSTATES);
+    assert!(offset_of!(ProcStat, now_ns) == PROC_STAT_SIZE - 8);
+};
+
+/// Appends the record's bytes, in field order (see the layout assertions above).
+fn encode(p: &ProcStat, out: &mut Vec<u8>) {
+    let start = out.len();
+    for v in [p.pid, p.tgid, p.ppid] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(&p.uid.to_le_bytes());
+    out.extend_from_slice(&p.comm);
+    out.extend_from_slice(&p.state.to_le_bytes());
+    out.extend_from_slice(&p.nice.to_le_bytes());
+    out.extend_from_slice(&p.policy.to_le_bytes());
+    out.extend_from_slice(&p.rt_priority.to_le_bytes());
+    for v in p.msa_ns {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [p.nvcsw, p.nivcsw, p.syscalls, p.signals, p.minflt, p.majflt, p.start_ns, p.now_ns] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    debug_assert_eq!(out.len() - start, PROC_STAT_SIZE);
+}

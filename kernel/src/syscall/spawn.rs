@@ -1,0 +1,57 @@
+//! New tasks from user space: `spawn` (a program from the ramdisk, as a child process) and
+//! `thread_create` (another thread of the caller's process).
+//!
+//! Both only copy their arguments in and hand over to the task layer (`task/exec.rs`,
+//! `task/threads.rs`); the contracts are in `tally_uapi::syscall`.
+//!
+//! `spawn(path, path_len, argv, argc)` takes the path and every argument as (pointer,
+//! length) pairs — `argv` points to `argc` [`SpawnArg`]s — so no string needs a NUL and no
+//! length is guessed. Sizes are checked before anything is allocated: at most
+//! `SPAWN_PATH_MAX` bytes of path (`ENAMETOOLONG`), `SPAWN_MAX_ARGS` arguments and 128 KiB
+//! of argument bytes (`E2BIG`), so a hostile `argc` or length costs the kernel nothing.
+
+use alloc::vec::Vec;
+use tally_exec::stack::ARG_MAX;
+use tally_uapi::errno::{E2BIG, ENAMETOOLONG, ENOENT};
+use tally_uapi::syscall::{SpawnArg, SPAWN_MAX_ARGS, SPAWN_PATH_MAX};
+
+use super::{uaccess, Args, SysResult};
+use crate::task;
+
+/// `spawn(path, path_len, argv, argc)` → the child's pid.
+pub fn spawn(a: &Args) -> SysResult {
+    let (path_addr, path_len, argv_addr, argc) = (a[0], a[1], a[2], a[3]);
+    if path_len > SPAWN_PATH_MAX as u64 {
+        return Err(ENAMETOOLONG);
+    }
+    if argc > SPAWN_MAX_ARGS as u64 {
+        return Err(E2BIG);
+    }
+    let mut path = alloc::vec![0u8; path_len as usize];
+    uaccess::copy_from_user(path_addr, &mut path)?;
+    let mut pairs = alloc::vec![0u8; argc as usize * core::mem::size_of::<SpawnArg>()];
+    uaccess::copy_from_user(argv_addr, &mut pairs)?;
+    let mut args: Vec<Vec<u8>> = Vec::with_capacity(argc as usize);
+    let mut total = 0u64;
+    for p in pairs.chunks_exact(16) {
+        let word = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().unwrap_or([0; 8]));
+        let (addr, len) = (word(0), word(8));
+        total = total.saturating_add(len).saturating_add(1);
+        if total > ARG_MAX as u64 {
+            return Err(E2BIG);
+        }
+        let mut s = alloc::vec![0u8; len as usize];
+        uaccess::copy_from_user(addr, &mut s)?;
+        args.push(s);
+    }
+    // A path that is not UTF-8 names nothing in the archive.
+    let path = core::str::from_utf8(&path).map_err(|_| ENOENT)?;
+    let argv: Vec<&[u8]> = args.iter().map(|s| s.as_slice()).collect();
+    task::spawn_program(path, &argv).map(|pid| pid as u64)
+}
+
+/// `thread_create(entry, stack_top, arg)` → the new thread's id.
+pub fn thread_create(a: &Args) -> SysResult {
+    let (entry, stack_top, arg) = (a[0], a[1], a[2]);
+    task::create_thread(entry, stack_top, arg, |ret_slot| uaccess::write_u64(ret_slot, 0)).map(|tid| tid as u64)
+}
