@@ -85,13 +85,54 @@ fn on_off(b: bool) -> &'static str {
     if b { "on" } else { "off (CPU lacks it)" }
 }
 
-/// Pid 1: run the benchmark, the self-test, or the boot demo the command line names.
+/// Pid 1: run the benchmark or the self-test the command line names; otherwise the boot
+/// demo (unless `demo=off`), then the user program `init=PROGRAM` names (default `sh`, the shell on the console;
+/// `init=none` for none), adopting and reaping orphans until it ends, and end QEMU with its
+/// exit code.
 fn init_main(_: u64) {
     if let Some(filter) = cmdline::get("bench") {
         bench::run(filter);
     }
-    match cmdline::get("test") {
-        Some(name) => selftest::run(name),
-        None => selftest::run("demo"),
+    if let Some(name) = cmdline::get("test") {
+        selftest::run(name);
+    }
+    if cmdline::get("demo") != Some("off") {
+        if let Err(why) = demo::run() {
+            println!("demo: FAILED: {why}");
+            arch::qemu::exit(arch::qemu::ExitCode::Failure);
+        }
+    }
+    let program = cmdline::get("init").unwrap_or("sh");
+    if program == "none" {
+        arch::qemu::exit(arch::qemu::ExitCode::Success);
+    }
+    let path = alloc::format!("/bin/{program}");
+    println!("kernel: starting {path} (end of input, ^D, ends it)");
+    let pid = match task::spawn_program(&path, &[program.as_bytes()]) {
+        Ok(pid) => pid,
+        Err(e) => {
+            println!("kernel: cannot start {path}: errno {e}");
+            arch::qemu::exit(arch::qemu::ExitCode::Failure);
+        }
+    };
+    // Reap whatever ends (orphans are re-parented to init) until the program itself does.
+    loop {
+        match task::wait(None) {
+            Ok(r) if r.pid == pid => {
+                let status = r.status.raw();
+                let code = if tally_task::wifexited(status) {
+                    tally_task::wexitstatus(status) as u8
+                } else {
+                    128 + tally_task::wtermsig(status) as u8
+                };
+                println!("kernel: {path} ended with status {code}");
+                arch::qemu::exit_with_code(code);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                println!("kernel: init's wait failed: errno {e}");
+                arch::qemu::exit(arch::qemu::ExitCode::Failure);
+            }
+        }
     }
 }

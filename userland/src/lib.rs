@@ -14,6 +14,7 @@
 //! * [`io`]: `print!`/`println!` to fd 1 and `eprint!`/`eprintln!` to fd 2. Each call is
 //!   formatted into a buffer and written with one `write`, so lines of different processes
 //!   sharing the console do not interleave mid-line.
+//! * [`thread`]: more threads in the process: a stack from `mmap` and `thread_create`.
 //! * [`heap`]: a global allocator (so `alloc::vec::Vec`, `String`, `format!` work), a
 //!   free-list allocator whose memory comes from growing the program break with `brk`.
 //! * The panic handler: prints `NAME: panic: MESSAGE at FILE:LINE` and exits with 101.
@@ -30,8 +31,9 @@
 //! }
 //! ```
 //!
-//! `unsafe` lives in three modules only: [`start`] (reading the initial stack), [`sys`]
-//! (the `syscall` instruction) and [`heap`] (handing out raw memory).
+//! `unsafe` lives in four modules only: [`start`] (reading the initial stack), [`sys`]
+//! (the `syscall` instruction), [`heap`] (handing out raw memory) and [`thread`] (giving
+//! a fresh stack to a new thread).
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -44,6 +46,7 @@ pub mod process;
 pub mod rand;
 pub mod start;
 pub mod sys;
+pub mod thread;
 mod panic;
 
 pub use errno::Errno;

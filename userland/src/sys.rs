@@ -19,6 +19,7 @@ use alloc::vec::Vec;
 use tally_uapi::errno::{E2BIG, EINVAL, EIO};
 use tally_uapi::kstat::{KidT, KstatReadInfo};
 use tally_uapi::msa::ClkT;
+use tally_uapi::procstat::ProcStat;
 use tally_uapi::syscall::*;
 
 use crate::Errno;
@@ -284,4 +285,14 @@ pub fn blk_write(lba: u64, buf: &[u8]) -> Result<usize, Errno> {
         return Err(Errno(EINVAL));
     }
     call(SYS_BLK_WRITE, [lba as usize, buf.as_ptr() as usize, buf.len() / BLK_SECTOR_SIZE, 0, 0, 0])
+}
+
+/// `proc_stat(buf, max)`: one `ProcStat` record per live thread (zombies included) into
+/// `buf`, at most `buf.len()`; returns how many were written. With an empty `buf` the
+/// kernel writes nothing and returns how many threads exist, so a reader sizes its buffer
+/// first — and retries with a bigger one if the answer filled it (threads come and go).
+pub fn proc_stat(buf: &mut [ProcStat]) -> Result<usize, Errno> {
+    // `ProcStat` is `#[repr(C)]`, integers only and without padding (its size is asserted
+    // in tally_uapi), so the kernel may fill it byte for byte: any bytes are a valid value.
+    call(SYS_PROC_STAT, [buf.as_mut_ptr() as usize, buf.len(), 0, 0, 0, 0])
 }

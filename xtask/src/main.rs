@@ -1,12 +1,15 @@
 //! `cargo xtask` — builds, boots and tests Tally from the host.
 //!
 //! * `run`: build userland, kernel and BIOS image, boot QEMU with the serial console on the
-//!   terminal, return the kernel's verdict as the exit status.
+//!   terminal, return the kernel's verdict as the exit status. `--script FILE` types FILE
+//!   on the console, then `^D` (end of input); a standard input that is not a terminal is
+//!   forwarded the same way (see `qemu.rs`).
 //! * `test [FILTER]`: host unit tests of every host-testable crate, then every scenario in
 //!   `tests/` in its own QEMU; a line per test and a final `N passed, N failed`.
 //!
 //! QEMU's `isa-debug-exit` device turns the kernel's exit value `v` into the status
 //! `(v << 1) | 1`: 33 means success, anything else (35, a crash, a timeout) is a failure.
+//! A kernel that ends with a program's exit status N writes `0x10 + N`; `run` exits with N.
 
 mod bench;
 mod build;
@@ -57,6 +60,11 @@ enum Command {
         /// Kernel command line, e.g. "test=heap loglevel=debug".
         #[arg(long, default_value = "")]
         cmdline: String,
+        /// Type this file on the console once the kernel is ready, then ^D (end of input).
+        /// Without it, a standard input that is not a terminal is forwarded line by line,
+        /// then ^D (so `cargo xtask run < /dev/null` sends just the end of input).
+        #[arg(long, value_name = "FILE")]
+        script: Option<std::path::PathBuf>,
     },
     /// Run host unit tests and every QEMU scenario in tests/.
     Test {
@@ -95,7 +103,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { build, gdb, timeout, icount, cmdline } => run(&build, gdb, timeout, icount, &cmdline),
+        Command::Run { build, gdb, timeout, icount, cmdline, script } => {
+            run(&build, gdb, timeout, icount, &cmdline, script.as_deref())
+        }
         Command::Test { list: true, .. } => test::list(),
         Command::Test { filter, build, jobs, no_host, .. } => test::run(filter.as_deref(), &build, jobs, no_host),
         Command::Bench { filter, no_icount, json } => bench::run(filter.as_deref(), !no_icount, json),
@@ -110,10 +120,14 @@ fn main() -> ExitCode {
     })
 }
 
-fn run(opts: &BuildOpts, gdb: bool, timeout: u64, icount: bool, cmdline: &str) -> Result<ExitCode, String> {
+fn run(opts: &BuildOpts, gdb: bool, timeout: u64, icount: bool, cmdline: &str, script: Option<&std::path::Path>) -> Result<ExitCode, String> {
+    let script = match script {
+        Some(p) => Some(std::fs::read(p).map_err(|e| format!("cannot read the script {}: {e}", p.display()))?),
+        None => None,
+    };
     qemu::ensure_installed()?;
     let image = build::image(opts)?;
-    let mut q = qemu::Qemu::new(&image).cmdline(cmdline).icount(icount);
+    let mut q = qemu::Qemu::new(&image).cmdline(cmdline).icount(icount).input(qemu::Input::for_run(script));
     if gdb {
         q = q.gdb();
         println!("QEMU is waiting for a debugger. In another terminal:");
@@ -123,8 +137,12 @@ fn run(opts: &BuildOpts, gdb: bool, timeout: u64, icount: bool, cmdline: &str) -
     Ok(match status {
         qemu::Status::Success => ExitCode::SUCCESS,
         qemu::Status::Failure => {
-            eprintln!("xtask: the kernel reported failure");
+            eprintln!("xtask: the kernel reported failure (status 1)");
             ExitCode::from(1)
+        }
+        qemu::Status::Exited(n) => {
+            eprintln!("xtask: the kernel ended with status {n}");
+            ExitCode::from(n)
         }
         qemu::Status::Timeout => {
             eprintln!("xtask: QEMU killed after {timeout} s");

@@ -1,4 +1,4 @@
-//! Starting QEMU: the machine Tally runs on, and how a run ends.
+//! Starting QEMU: the machine Tally runs on, how a run ends, and what its keyboard types.
 //!
 //! The machine: a PC (`-machine pc`) under TCG (KVM hangs in the boot loader on these nested
 //! machines), 256 MiB, COM1 on stdio, no display, no reboot (a triple fault ends QEMU rather
@@ -6,21 +6,75 @@
 //! the fw_cfg file `opt/tally/cmdline`. The boot disk is opened with `snapshot=on`, so
 //! several QEMUs can boot one image at once and nothing a run writes persists.
 //! A 4 MiB data disk (`build::data_disk`) is the primary slave, also with `snapshot=on`.
+//!
+//! **Console input** ([`Input`]). COM1's receiver is the guest's keyboard. A UART has no way
+//! to say "end of file", so xtask does what a terminal does: it sends the EOF character
+//! `^D` (0x04) when its input ends, and the kernel's tty turns a `^D` at the start of a
+//! `read` into a return of 0. A script (`cargo xtask run --script FILE`, a scenario's
+//! `script`) is sent whole, then `^D`; xtask's own standard input, when it is not a
+//! terminal (`cargo xtask run < cmds.txt`, `< /dev/null`), is forwarded line by line, then
+//! `^D` at its end. On a terminal QEMU reads the keyboard itself, in raw mode, so a `^D`
+//! typed there reaches the guest as it is. Input is held back until the kernel has printed
+//! [`READY`]: before that the UART is being reset, and bytes sent then would be lost. In
+//! those piped modes QEMU's output passes through xtask (which watches for [`READY`]) on
+//! its way to the terminal or the capture.
+//!
+//! **Exit status.** The kernel ends a run by writing a value `v` to the exit device, and
+//! QEMU exits with `(v << 1) | 1`. The kernel's verdicts are `0x10` (success, status 33)
+//! and `0x11` (failure, 35); a kernel that ends the run with a program's exit status `N`
+//! (its shell's, say) writes `0x10 + N`, so 33 and 35 are also N = 0 and N = 1, and any
+//! other odd status from 37 up is [`Status::Exited`]`(N)`.
 
-use std::io::Read;
+use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const QEMU: &str = "qemu-system-x86_64";
+
+/// What the kernel prints once its console can take input (`kernel/src/main.rs`).
+pub const READY: &[u8] = b"kernel: ready";
+/// End of input on a terminal: `^D`.
+pub const EOT: u8 = 0x04;
+
+/// What QEMU's serial input (the guest's keyboard) is fed from; see the module comment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Input {
+    /// Nothing: standard input is closed, the guest never receives a byte.
+    #[default]
+    Closed,
+    /// The terminal: QEMU reads xtask's standard input itself (raw mode).
+    Terminal,
+    /// These bytes, then `^D`.
+    Script(Vec<u8>),
+    /// xtask's standard input, line by line, then `^D` when it ends.
+    Stdin,
+}
+
+impl Input {
+    /// For `cargo xtask run`: the script if one was given, else the terminal if standard
+    /// input is one, else standard input forwarded.
+    pub fn for_run(script: Option<Vec<u8>>) -> Self {
+        match script {
+            Some(bytes) => Input::Script(bytes),
+            None if std::io::stdin().is_terminal() => Input::Terminal,
+            None => Input::Stdin,
+        }
+    }
+}
 
 /// How a QEMU run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     /// The kernel wrote 0x10 to the exit device (QEMU status 33).
     Success,
-    /// The kernel wrote 0x11 (QEMU status 35): a failed test, a panic, a fault.
+    /// The kernel wrote 0x11 (QEMU status 35): a failed test, a panic, a fault — or a
+    /// program's exit status 1.
     Failure,
+    /// The kernel wrote `0x10 + N` for a program's exit status `N` >= 2 (QEMU status
+    /// `33 + 2N`).
+    Exited(u8),
     /// Killed by the runner's timeout.
     Timeout,
     /// Any other end: QEMU's own error, a triple fault with -no-reboot (status 0), a signal.
@@ -32,6 +86,7 @@ impl Status {
         match code {
             Some(33) => Status::Success,
             Some(35) => Status::Failure,
+            Some(c) if c > 35 && c <= 255 && c % 2 == 1 => Status::Exited(((c - 33) / 2) as u8),
             other => Status::Other(other),
         }
     }
@@ -71,11 +126,12 @@ pub struct Qemu {
     cmdline: String,
     icount: bool,
     gdb: bool,
+    input: Input,
 }
 
 impl Qemu {
     pub fn new(image: &Path) -> Self {
-        Self { image: image.to_path_buf(), cmdline: String::new(), icount: false, gdb: false }
+        Self { image: image.to_path_buf(), cmdline: String::new(), icount: false, gdb: false, input: Input::Closed }
     }
 
     pub fn cmdline(mut self, cmdline: &str) -> Self {
@@ -90,6 +146,11 @@ impl Qemu {
 
     pub fn gdb(mut self) -> Self {
         self.gdb = true;
+        self
+    }
+
+    pub fn input(mut self, input: Input) -> Self {
+        self.input = input;
         self
     }
 
@@ -115,28 +176,60 @@ impl Qemu {
         c
     }
 
-    /// Run with the terminal attached (serial on stdin/stdout).
+    /// Run with the console on this terminal: QEMU's output goes to stdout, its input comes
+    /// from [`Input`] (the terminal itself, or a script / standard input through xtask).
     pub fn run_interactive(&self, timeout_secs: u64) -> Result<Status, String> {
-        let child = self.command().spawn().map_err(|e| format!("cannot start {QEMU}: {e}"))?;
         let timeout = (timeout_secs > 0).then(|| Duration::from_secs(timeout_secs));
-        wait(child, timeout)
+        let mut cmd = self.command();
+        match self.input {
+            Input::Terminal => {}
+            Input::Closed => {
+                cmd.stdin(Stdio::null());
+            }
+            Input::Script(_) | Input::Stdin => {
+                cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+            }
+        }
+        let mut child = cmd.spawn().map_err(|e| format!("cannot start {QEMU}: {e}"))?;
+        let Some(stdout) = child.stdout.take() else { return wait(child, timeout) };
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let out = std::thread::spawn(move || {
+            pump(stdout, ready_tx, |bytes| {
+                let mut o = std::io::stdout().lock();
+                let _ = o.write_all(bytes).and_then(|()| o.flush());
+            })
+        });
+        let feeder = start_feeder(&mut child, &self.input, ready_rx);
+        let status = wait(child, timeout)?;
+        let _ = out.join();
+        // A script feeder ends once QEMU is gone (its pipe breaks); one forwarding standard
+        // input may be blocked reading it, and is left behind.
+        if matches!(self.input, Input::Script(_)) {
+            if let Some(f) = feeder {
+                let _ = f.join();
+            }
+        }
+        Ok(status)
     }
 
-    /// Run headless, capturing the serial output; kill after `timeout`.
+    /// Run headless, capturing the serial output; kill after `timeout`. Only a
+    /// [`Input::Script`] is fed; any other input is closed.
     pub fn run_captured(&self, timeout: Duration) -> Result<(Status, String, Duration), String> {
         let start = Instant::now();
+        let scripted = matches!(self.input, Input::Script(_));
         let mut child = self
             .command()
-            .stdin(Stdio::null())
+            .stdin(if scripted { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot start {QEMU}: {e}"))?;
-        let mut stdout = child.stdout.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
         let mut stderr = child.stderr.take().expect("piped");
+        let (ready_tx, ready_rx) = mpsc::channel();
         let out = std::thread::spawn(move || {
             let mut buf = Vec::new();
-            let _ = stdout.read_to_end(&mut buf);
+            pump(stdout, ready_tx, |bytes| buf.extend_from_slice(bytes));
             buf
         });
         let err = std::thread::spawn(move || {
@@ -144,7 +237,11 @@ impl Qemu {
             let _ = stderr.read_to_end(&mut buf);
             buf
         });
+        let feeder = if scripted { start_feeder(&mut child, &self.input, ready_rx) } else { None };
         let status = wait(child, Some(timeout))?;
+        if let Some(f) = feeder {
+            let _ = f.join();
+        }
         let mut text = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
         let err = err.join().unwrap_or_default();
         if !err.is_empty() {
@@ -153,6 +250,71 @@ impl Qemu {
         }
         Ok((status, text, start.elapsed()))
     }
+}
+
+/// Copies QEMU's output to `sink` as it arrives, and signals `ready` once it has contained
+/// [`READY`] (the marker may be split across reads).
+fn pump(mut from: impl Read, ready: mpsc::Sender<()>, mut sink: impl FnMut(&[u8])) {
+    let mut window: Vec<u8> = Vec::new();
+    let mut ready = Some(ready);
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        sink(&buf[..n]);
+        if ready.is_some() {
+            window.extend_from_slice(&buf[..n]);
+            if window.windows(READY.len()).any(|w| w == READY) {
+                let _ = ready.take().map(|tx| tx.send(()));
+                window = Vec::new();
+            } else {
+                let keep = window.len().saturating_sub(READY.len() - 1);
+                window.drain(..keep);
+            }
+        }
+    }
+    // Dropping `ready` unsent tells a waiting feeder that the kernel never got there.
+}
+
+/// Starts the thread that types [`Input::Script`] or [`Input::Stdin`] into QEMU once the
+/// kernel is ready, ending with `^D`.
+fn start_feeder(child: &mut Child, input: &Input, ready: mpsc::Receiver<()>) -> Option<std::thread::JoinHandle<()>> {
+    let to = child.stdin.take()?;
+    let input = input.clone();
+    Some(std::thread::spawn(move || {
+        if ready.recv().is_err() {
+            return; // QEMU ended before the kernel was ready: nobody to type to
+        }
+        // A write error means QEMU has exited (a broken pipe): nothing more to do.
+        let _ = feed(to, &input);
+    }))
+}
+
+fn feed(mut to: ChildStdin, input: &Input) -> std::io::Result<()> {
+    match input {
+        Input::Script(bytes) => to.write_all(bytes)?,
+        Input::Stdin => {
+            let mut stdin = std::io::stdin().lock();
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                if stdin.read_until(b'\n', &mut line)? == 0 {
+                    break;
+                }
+                to.write_all(&line)?;
+                to.flush()?;
+            }
+        }
+        Input::Closed | Input::Terminal => return Ok(()),
+    }
+    to.write_all(&[EOT])?;
+    to.flush()
+    // `to` is dropped here: QEMU then reads end of file on its standard input, which
+    // it takes as "no more input" (the guest has the ^D already).
 }
 
 fn wait(mut child: Child, timeout: Option<Duration>) -> Result<Status, String> {

@@ -7,6 +7,10 @@
 //! serial = ["heap: counters back to baseline", "selftest heap: ok"]  # must appear, in order
 //! timeout = 60                   # seconds before the run is killed and failed (default 60)
 //! icount = false                 # deterministic guest time (see TOOLCHAIN.md)
+//! script = """                   # optional (also spelt `stdin`): typed on the console
+//! hello                          # once the kernel is ready, then ^D (end of input);
+//! echo done                      # without it the console gets no input at all
+//! """
 //! ```
 
 use serde::Deserialize;
@@ -33,6 +37,9 @@ pub struct Scenario {
     pub timeout: u64,
     #[serde(default)]
     pub icount: bool,
+    /// Console input: sent once the kernel is ready, followed by `^D` (see `qemu.rs`).
+    #[serde(default, alias = "stdin")]
+    pub script: Option<String>,
 }
 
 fn default_timeout() -> u64 {
@@ -58,6 +65,14 @@ pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, String> {
 }
 
 impl Scenario {
+    /// What this scenario types on the console.
+    pub fn input(&self) -> crate::qemu::Input {
+        match &self.script {
+            Some(s) => crate::qemu::Input::Script(s.clone().into_bytes()),
+            None => crate::qemu::Input::Closed,
+        }
+    }
+
     /// Check a finished run: the exit status and the serial patterns, in order.
     pub fn judge(&self, status: crate::qemu::Status, serial: &str) -> Result<(), String> {
         use crate::qemu::Status;

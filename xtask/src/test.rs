@@ -94,7 +94,7 @@ fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option
             let image = image.to_path_buf();
             std::thread::spawn(move || loop {
                 let Some(s) = queue.lock().unwrap().pop_front() else { break };
-                let q = qemu::Qemu::new(&image).cmdline(&s.cmdline).icount(s.icount);
+                let q = qemu::Qemu::new(&image).cmdline(&s.cmdline).icount(s.icount).input(s.input());
                 let (verdict, serial, took) = match q.run_captured(Duration::from_secs(s.timeout)) {
                     Ok((status, serial, took)) => (s.judge(status, &serial), serial, took),
                     Err(e) => (Err(e), String::new(), Duration::ZERO),

@@ -39,6 +39,7 @@ const TESTS: &[(&str, Test)] = &[
     ("sleep", sched::sleep),
     ("zombie", sched::zombie),
     ("orphan", sched::orphan),
+    ("thread_group", sched::thread_group),
     ("rt_fifo", sched::rt_fifo),
     ("disk_sleep", sched::disk_sleep),
     ("disk_contention", sched::disk_contention),

@@ -295,6 +295,66 @@ pub fn disk_contention() -> Result<(), &'static str> {
     Ok(())
 }
 
+const GROUP_THREADS: usize = 2;
+const BURN_MS: u64 = 30;
+static GROUP_IDS: [AtomicU64; GROUP_THREADS] = [const { AtomicU64::new(0) }; GROUP_THREADS];
+static GROUP_DONE: AtomicU64 = AtomicU64::new(0);
+
+/// Burn until this thread's own ONCPU_SYS clock has grown by BURN_MS (so the process total
+/// must contain at least that much of this thread), then exit the thread.
+fn group_member(i: u64) {
+    let ids = task::current_ids();
+    GROUP_IDS[i as usize].store(((ids.pid as u64) << 32) | ids.tid as u64, Ordering::Relaxed);
+    let want = time::clock().ns_to_ticks(BURN_MS * 1_000_000);
+    let start = t(&task::current_msa(), MicroState::OncpuSys);
+    while t(&task::current_msa(), MicroState::OncpuSys) - start < want {
+        spin_for_ms(1);
+    }
+    GROUP_DONE.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The leader of a kernel process: starts its threads and exits at once.
+fn group_leader(_: u64) {
+    for i in 0..GROUP_THREADS {
+        let _ = task::spawn_thread(SchedParams::Normal(0), group_member, i as u64);
+    }
+    task::exit(5)
+}
+
+/// Kernel threads that join an existing thread group: they share the leader's tgid; the
+/// leader exits first and stays a zombie, and its parent's wait completes only when the
+/// last thread has gone, with the process's status and a total that includes every thread.
+pub fn thread_group() -> Result<(), &'static str> {
+    GROUP_DONE.store(0, Ordering::Relaxed);
+    let leader = task::spawn("group", SchedParams::Normal(0), group_leader, 0).map_err(|_| "spawn failed")?;
+    let r = task::wait(Some(leader)).map_err(|_| "wait failed")?;
+    let done = GROUP_DONE.load(Ordering::Relaxed);
+    let cpu = t(&r.totals.msa, MicroState::OncpuSys);
+    println!(
+        "thread_group: leader {leader} reaped with exit code {} after {done} of {GROUP_THREADS} threads finished; process ONCPU_SYS {} ms",
+        wexitstatus(r.status.raw()),
+        ms(cpu)
+    );
+    for (i, ids) in GROUP_IDS.iter().enumerate() {
+        let v = ids.load(Ordering::Relaxed);
+        let (tid, tgid) = ((v & 0xffff_ffff) as i32, (v >> 32) as i32);
+        println!("thread_group: thread {i}: tid {tid}, tgid {tgid}");
+        if tgid != leader || tid == leader {
+            return Err("a thread did not join the leader's thread group");
+        }
+    }
+    if done != GROUP_THREADS as u64 {
+        return Err("the process was reaped before its last thread exited");
+    }
+    if wexitstatus(r.status.raw()) != 5 {
+        return Err("the process's status is not its leader's");
+    }
+    if tally_msa::ACCOUNTING_ENABLED && cpu < time::clock().ns_to_ticks(GROUP_THREADS as u64 * BURN_MS * 1_000_000) {
+        return Err("the process total lacks its threads' CPU time");
+    }
+    Ok(())
+}
+
 /// Everything at once, then both invariants: (a) checked at every exit, (b) over the whole
 /// system (live tasks and released ones) against all IRQ lines' handler time.
 pub fn invariants() -> Result<(), &'static str> {

@@ -106,6 +106,13 @@ pub fn spawn(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -> Resul
     start_process(name, params, Payload::kernel(thread, Some((entry, arg))))
 }
 
+/// Start a kernel thread running `entry(arg)` as a new thread of the current task's process
+/// (same tgid, same parent); returns its tid.
+pub fn spawn_thread(params: SchedParams, entry: fn(u64), arg: u64) -> Result<i32, i32> {
+    let thread = Thread::spawn(thread_entry, 0).map_err(|_| ENOMEM)?;
+    start_task("", params, Payload::kernel(thread, Some((entry, arg))), CreateKind::Thread, false)
+}
+
 /// Enter `payload` (whose thread has not run yet) in the task table as a new process, child
 /// of the current task, and queue it. A payload with user state makes a user task.
 pub(super) fn start_process(name: &str, params: SchedParams, payload: Payload) -> Result<i32, i32> {

@@ -62,10 +62,7 @@ pub use account::{
     MsaWhich, TaskStat,
 };
 pub use exec::spawn_program;
-pub use lifecycle::{
-    exit, exit_group, exit_if_killed, exit_signaled, kill_pending, sleep_ns, spawn, wait, wait_child, yield_now,
-    SchedParams, WaitOptions, WaitResult,
-};
+pub use lifecycle::{exit, exit_group, exit_if_killed, exit_signaled, kill_pending, sleep_ns, spawn, spawn_thread, wait, wait_child, yield_now, SchedParams, WaitOptions, WaitResult};
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used};
 pub use threads::create_thread;
 pub use user::{

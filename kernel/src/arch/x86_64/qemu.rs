@@ -2,7 +2,9 @@
 //!
 //! Writing a value `v` makes QEMU exit with status `(v << 1) | 1`, so no value can produce
 //! status 0. `cargo xtask` treats 33 (`0x10`) as success and everything else — 35 (`0x11`),
-//! a crash, a timeout, a triple fault — as failure.
+//! a crash, a timeout, a triple fault — as failure. To hand on a program's exit code `n`
+//! (the shell's, at the end of `cargo xtask run`), the kernel writes `0x10 + n`, which
+//! xtask turns back into `n`: 0 is success, 1 is the failure status above.
 
 use x86_64::instructions::port::Port;
 
@@ -17,8 +19,20 @@ pub enum ExitCode {
 
 /// Ask QEMU to exit; if there is no exit device (real hardware), halt instead.
 pub fn exit(code: ExitCode) -> ! {
+    exit_value(code as u32)
+}
+
+/// The largest exit code that survives the trip: QEMU's status `(v << 1) | 1` must fit a byte.
+pub const MAX_EXIT_CODE: u8 = 111;
+
+/// End QEMU with a program's exit code (clamped to [`MAX_EXIT_CODE`]).
+pub fn exit_with_code(code: u8) -> ! {
+    exit_value(0x10 + code.min(MAX_EXIT_CODE) as u32)
+}
+
+fn exit_value(v: u32) -> ! {
     // SAFETY: port 0xF4 is the isa-debug-exit device that `cargo xtask` attaches; on a machine
     // without it, a write to an unused port is ignored.
-    unsafe { Port::<u32>::new(0xf4).write(code as u32) };
+    unsafe { Port::<u32>::new(0xf4).write(v) };
     super::cpu::halt_forever()
 }

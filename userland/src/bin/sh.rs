@@ -1,0 +1,328 @@
+//! `sh` — a line shell on the console: reads commands on standard input and runs them.
+//!
+//! ```text
+//! $ hello a b              run /bin/hello, wait for it
+//! $ spin 500 &             run it in the background: prints its pid, does not wait
+//! $ wait                   wait for every background job
+//! $ exit 3                 leave with status 3 (without N: the last command's status)
+//! $ # a comment            blank lines and comments are ignored
+//! $ help                   the builtins
+//! ```
+//!
+//! A command is words separated by blanks (no quoting, no variables, no redirection): the
+//! first word names a program of the ramdisk (`hello` is `/bin/hello`), the whole list is
+//! its `argv`. Tally has no `fork`/`exec`: the shell starts a child with one `spawn` and
+//! collects it with `wait4`, whose status says how it ended. A command that ends badly is
+//! reported as `[pid] exited N` or `[pid] killed by SIGSEGV (11)`; one that exits with 0
+//! silently, as in any shell. A background job is reported when it ends, before the next
+//! prompt (or by `wait`). The status of a command, as `$?` would show it, is its exit code,
+//! 128 + the signal that killed it, 127 for a program that does not exist and 126 for one
+//! that cannot be started.
+//!
+//! **The console.** The kernel's tty is raw: it hands over bytes as they arrive, does not
+//! echo them, and edits nothing. So the shell does what a terminal's line discipline would:
+//! it echoes what it reads (input from a script appears in the output after the prompt, as
+//! if typed) and handles backspace. It reads **one byte per `read`**, as a real `sh` does
+//! on a pipe: the bytes after the current line stay in the kernel for whoever reads next,
+//! so `io -r 100` in a script reads the script's next lines, not bytes the shell kept.
+//!
+//! **The end.** On a terminal, `^D` at the start of a line is end of input: the kernel's
+//! `read` returns 0. The shell then exits with the status of the last command — the way
+//! `cargo xtask run --script FILE` (which sends the file, then `^D`) gets a script's
+//! verdict. A program that reads standard input to its end swallows that `^D`: end such a
+//! script with `exit`.
+#![no_std]
+#![no_main]
+#![deny(unsafe_code)]
+
+extern crate alloc;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use tally_rt::process::{exit_code, exited, parse_i64, signal_name, spawn_command, term_signal};
+use tally_rt::uapi::errno::{ECHILD, EINTR, ENOENT};
+use tally_rt::uapi::syscall::WNOHANG;
+use tally_rt::{eprintln, print, println, sys, Errno};
+
+tally_rt::entry!(main);
+
+/// Longest command line kept; the rest of a longer line is dropped.
+const LINE_MAX: usize = 4096;
+const PROMPT: &str = "$ ";
+
+/// Status of a command that does not exist, and of one that cannot be started (POSIX).
+const NOT_FOUND: i32 = 127;
+const CANNOT_RUN: i32 = 126;
+
+struct Shell {
+    /// `$?`: the status of the last command.
+    last: i32,
+    /// Background jobs not yet reported: pid and command text.
+    jobs: Vec<(usize, String)>,
+}
+
+enum Line {
+    /// A line (without its newline); the flag says whether input ended right after it.
+    Text(String, bool),
+    /// End of input with nothing pending.
+    Eof,
+}
+
+fn main() -> i32 {
+    let mut sh = Shell { last: 0, jobs: Vec::new() };
+    loop {
+        sh.report_finished_jobs();
+        print!("{PROMPT}");
+        let (text, eof) = match read_line() {
+            Ok(Line::Text(t, eof)) => (t, eof),
+            Ok(Line::Eof) => {
+                println!();
+                return sh.last;
+            }
+            Err(e) => {
+                println!();
+                eprintln!("sh: read: {e}");
+                return 1;
+            }
+        };
+        if let Some(code) = sh.run_line(&text) {
+            return code;
+        }
+        if eof {
+            return sh.last;
+        }
+    }
+}
+
+/// Reads one line from standard input, one byte per `read` (see the module comment),
+/// echoing what it takes and applying backspace.
+fn read_line() -> Result<Line, Errno> {
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let mut b = [0u8; 1];
+        match sys::read(0, &mut b) {
+            Ok(0) => {
+                return Ok(if line.is_empty() {
+                    Line::Eof
+                } else {
+                    println!();
+                    Line::Text(String::from_utf8_lossy(&line).into_owned(), true)
+                });
+            }
+            Ok(_) => {}
+            Err(e) if e.0 == EINTR => continue,
+            Err(e) => return Err(e),
+        }
+        match b[0] {
+            b'\n' | b'\r' => {
+                echo(b"\n");
+                return Ok(Line::Text(String::from_utf8_lossy(&line).into_owned(), false));
+            }
+            // Backspace and DEL: forget the last character, and rub it out on the screen —
+            // the console's output side turns one backspace into "\b \b" (ECHOE's rub-out).
+            0x08 | 0x7f => {
+                if line.pop().is_some() {
+                    // A multi-byte UTF-8 character goes as a whole.
+                    while line.last().is_some_and(|&c| c & 0xc0 == 0x80) {
+                        line.pop();
+                    }
+                    echo(b"\x08");
+                }
+            }
+            b'\t' => push(&mut line, b' '),
+            c if c < 0x20 => {} // other control characters: ignored
+            c => push(&mut line, c),
+        }
+    }
+}
+
+fn push(line: &mut Vec<u8>, c: u8) {
+    if line.len() < LINE_MAX {
+        line.push(c);
+        echo(&[c]);
+    }
+}
+
+fn echo(bytes: &[u8]) {
+    // Nothing to do if the console cannot be written: the command still runs.
+    let _ = sys::write_all(1, bytes);
+}
+
+impl Shell {
+    /// Runs one line. `Some(code)`: the shell must exit with `code`.
+    fn run_line(&mut self, text: &str) -> Option<i32> {
+        let mut words: Vec<&str> = text.split_whitespace().take_while(|w| !w.starts_with('#')).collect();
+        // A trailing `&`, alone or stuck to the last word, means "in the background".
+        let mut background = false;
+        if let Some(last) = words.last_mut() {
+            if let Some(stripped) = last.strip_suffix('&') {
+                background = true;
+                *last = stripped;
+                if stripped.is_empty() {
+                    words.pop();
+                }
+            }
+        }
+        let Some(&cmd) = words.first() else {
+            if background {
+                eprintln!("sh: syntax error: '&' without a command");
+                self.last = 2;
+            }
+            return None;
+        };
+        match cmd {
+            "exit" => return Some(self.exit_code(&words)),
+            "wait" => self.wait_builtin(&words),
+            "help" => {
+                help();
+                self.last = 0;
+            }
+            "echo" => {
+                println!("{}", words[1..].join(" "));
+                self.last = 0;
+            }
+            _ => self.spawn(&words, background),
+        }
+        None
+    }
+
+    fn spawn(&mut self, words: &[&str], background: bool) {
+        let text = words.join(" ");
+        let pid = match spawn_command(words) {
+            Ok(pid) => pid,
+            Err(e) => {
+                eprintln!("sh: {}: {e}", words[0]);
+                self.last = if e.0 == ENOENT { NOT_FOUND } else { CANNOT_RUN };
+                return;
+            }
+        };
+        if background {
+            println!("[{pid}] {text} &");
+            self.jobs.push((pid, text));
+            self.last = 0;
+            return;
+        }
+        match wait_pid(pid, 0) {
+            Ok(Some(status)) => {
+                self.last = status_code(status);
+                if self.last != 0 {
+                    report(pid, status);
+                }
+            }
+            Ok(None) => {} // only with WNOHANG
+            Err(e) => {
+                eprintln!("sh: wait4({pid}): {e}");
+                self.last = 1;
+            }
+        }
+    }
+
+    /// `exit [N]`: N (modulo 256, as a process status is 8 bits), or the last status.
+    fn exit_code(&self, words: &[&str]) -> i32 {
+        match words.get(1) {
+            None => self.last,
+            Some(n) => match parse_i64(n) {
+                Some(v) => (v & 0xff) as i32,
+                None => {
+                    eprintln!("sh: exit: {n}: not a number");
+                    2
+                }
+            },
+        }
+    }
+
+    /// `wait`: every background job (status 0); `wait PID`: that one (its status).
+    fn wait_builtin(&mut self, words: &[&str]) {
+        let wanted: Vec<usize> = match words.get(1) {
+            None => self.jobs.iter().map(|(p, _)| *p).collect(),
+            Some(p) => match tally_rt::process::parse_u64(p).and_then(|p| usize::try_from(p).ok()) {
+                Some(pid) => alloc::vec![pid],
+                None => {
+                    eprintln!("sh: wait: {p}: not a pid");
+                    self.last = 2;
+                    return;
+                }
+            },
+        };
+        let mut last = 0;
+        for pid in wanted {
+            match wait_pid(pid, 0) {
+                Ok(Some(status)) => {
+                    self.jobs.retain(|(p, _)| *p != pid);
+                    report(pid, status);
+                    last = status_code(status);
+                }
+                Ok(None) => {}
+                Err(e) if e.0 == ECHILD => {
+                    eprintln!("sh: wait: pid {pid} is not a child of this shell");
+                    self.jobs.retain(|(p, _)| *p != pid);
+                    last = NOT_FOUND;
+                }
+                Err(e) => {
+                    eprintln!("sh: wait4({pid}): {e}");
+                    last = 1;
+                }
+            }
+        }
+        // POSIX: `wait` without operands returns 0; with a pid, that job's status.
+        self.last = if words.len() > 1 { last } else { 0 };
+    }
+
+    /// Reports (and reaps) the background jobs that have ended, without waiting.
+    fn report_finished_jobs(&mut self) {
+        let mut i = 0;
+        while i < self.jobs.len() {
+            let pid = self.jobs[i].0;
+            match wait_pid(pid, WNOHANG) {
+                Ok(Some(status)) => {
+                    report(pid, status);
+                    self.jobs.remove(i);
+                }
+                Ok(None) => i += 1,
+                Err(e) => {
+                    eprintln!("sh: wait4({pid}): {e}");
+                    self.jobs.remove(i);
+                }
+            }
+        }
+    }
+}
+
+/// `wait4(pid, &status, options)`, retrying after `EINTR`: `Ok(None)` if `WNOHANG` found
+/// it still running.
+fn wait_pid(pid: usize, options: usize) -> Result<Option<i32>, Errno> {
+    loop {
+        let mut status = 0;
+        match sys::wait4(pid as isize, Some(&mut status), options, None) {
+            Ok(0) => return Ok(None),
+            Ok(_) => return Ok(Some(status)),
+            Err(e) if e.0 == EINTR => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// `$?` for a wait status: the exit code, or 128 + the signal.
+fn status_code(status: i32) -> i32 {
+    if exited(status) { exit_code(status) } else { 128 + term_signal(status) }
+}
+
+/// `[pid] exited N` or `[pid] killed by SIGSEGV (11)[, core dumped]`.
+fn report(pid: usize, status: i32) {
+    if exited(status) {
+        println!("[{pid}] exited {}", exit_code(status));
+    } else {
+        let sig = term_signal(status);
+        let core = if status & 0x80 != 0 { ", core dumped" } else { "" };
+        println!("[{pid}] killed by {} ({sig}){core}", signal_name(sig));
+    }
+}
+
+fn help() {
+    println!("commands: PROGRAM [ARGS...] [&]   run /bin/PROGRAM (in the background with &)");
+    println!("builtins: wait [PID]   wait for background jobs (or one)");
+    println!("          exit [N]     leave with status N (default: the last command's)");
+    println!("          echo WORDS   print the words");
+    println!("          help         this text");
+    println!("blank lines and # comments are ignored; end of input (^D) exits like `exit`");
+}

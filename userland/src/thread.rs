@@ -1,0 +1,108 @@
+//! # Threads: a stack, an entry point, and a way to wait for the end
+//!
+//! A thread is a second flow of control in the same memory. The kernel's part is small:
+//! `thread_create(entry, stack_top, arg)` makes a task that shares the caller's address
+//! space and starts at `entry` with `arg` in `rdi` and `rsp = stack_top - 8`. Everything
+//! else is the program's business, and this module does the minimum of it:
+//!
+//! * **A stack.** Every thread needs its own. [`spawn`] takes it from `mmap` (demand-zero
+//!   pages: only what the thread touches costs a frame and a minor fault, charged to it as
+//!   ONCPU_TRAP). There is no guard page below it: a thread that overflows its stack writes
+//!   into whatever mapping lies underneath, as with a C thread given `pthread_attr_setstack`.
+//! * **An entry that never returns.** The entry has type `extern "C" fn(usize) -> !`: there
+//!   is nothing to return to (the kernel put a 0 return address on the stack), so a thread
+//!   ends by calling [`crate::sys::exit`] (only itself) or `exit_group` (the whole process).
+//! * **Joining.** Linux's `pthread_join` sleeps on a futex that the kernel clears and wakes
+//!   when the thread dies (`CLONE_CHILD_CLEARTID`). Tally has no futexes yet, so
+//!   [`Latch`] is the simplest join that works: each thread counts itself done on its way
+//!   out, and the waiter polls the count, sleeping a little between looks. The waiting
+//!   shows up in the waiter's microstates as INTERRUPTIBLE_SLEEP instead of FUTEX_SLEEP.
+//!
+//! One consequence of a join without kernel help: the waiter learns that a thread has
+//! *nearly* finished (it still runs the few instructions between [`Latch::arrive`] and
+//! `exit`, on its stack), never that it has finished. So a stack cannot safely be given back
+//! with `munmap` after the join; [`spawn`] returns where it is, and programs simply keep it
+//! until the process ends. That is exactly the problem `CLONE_CHILD_CLEARTID` solves.
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::{sys, Errno};
+
+/// Stack size programs use when they have no reason to choose: 64 KiB.
+pub const DEFAULT_STACK_SIZE: usize = 64 * 1024;
+const PAGE: usize = 4096;
+
+/// A thread started by [`spawn`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Thread {
+    /// Its thread id (what `gettid` returns in it).
+    pub tid: usize,
+    /// Its stack: `[stack_base, stack_base + stack_len)`.
+    pub stack_base: usize,
+    pub stack_len: usize,
+}
+
+/// Starts `entry(arg)` as a new thread of this process on a fresh stack of `stack_size`
+/// bytes (rounded up to whole pages, at least one) taken from `mmap`.
+pub fn spawn(entry: extern "C" fn(usize) -> !, arg: usize, stack_size: usize) -> Result<Thread, Errno> {
+    let len = stack_size.max(1).checked_next_multiple_of(PAGE).ok_or(Errno(tally_uapi::errno::ENOMEM))?;
+    let base = sys::mmap_anonymous(len)?;
+    // The System V ABI wants rsp + 8 to be 16-byte aligned at a function's first
+    // instruction; the kernel sets rsp = top - 8, so an aligned top gives exactly that.
+    let top = (base + len) & !15;
+    // SAFETY: [base, base + len) is a mapping made just now that nothing else refers to, so
+    // the new thread owns it; `entry` cannot return (its type is `-> !`), so the thread never
+    // pops the kernel's 0 return address, and it ends with `exit` on its own stack.
+    match unsafe { sys::thread_create(entry, top, arg) } {
+        Ok(tid) => Ok(Thread { tid, stack_base: base, stack_len: len }),
+        Err(e) => {
+            // SAFETY: no thread was created, so nothing uses the mapping.
+            let _ = unsafe { sys::munmap(base, len) };
+            Err(e)
+        }
+    }
+}
+
+/// A count of threads that have finished, for a join without futexes (see the module
+/// documentation). Put it in a `static`; threads call [`Latch::arrive`] last thing before
+/// `exit`, the waiter calls [`Latch::wait_for`].
+pub struct Latch {
+    arrived: AtomicUsize,
+}
+
+impl Latch {
+    pub const fn new() -> Self {
+        Latch { arrived: AtomicUsize::new(0) }
+    }
+
+    /// Counts the calling thread as done. `Release`: whatever it wrote before is visible to
+    /// a waiter that sees the new count.
+    pub fn arrive(&self) {
+        self.arrived.fetch_add(1, Ordering::Release);
+    }
+
+    /// How many threads have arrived so far.
+    pub fn count(&self) -> usize {
+        self.arrived.load(Ordering::Acquire)
+    }
+
+    /// Waits until `n` threads have arrived, looking every `poll_ms` milliseconds (0: just
+    /// `sched_yield` between looks — a busy wait that burns the waiter's CPU time).
+    /// Fails only if the sleep call does.
+    pub fn wait_for(&self, n: usize, poll_ms: u64) -> Result<(), Errno> {
+        while self.count() < n {
+            if poll_ms == 0 {
+                sys::sched_yield()?;
+            } else {
+                sys::sleep_ms(poll_ms)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for Latch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
