@@ -55,6 +55,7 @@ const TESTS: &[(&str, Test)] = &[
     ("user_wait4", user_proc::wait4),
     ("user_threads", user_proc::threads),
     ("user_msa", user_acct::msa),
+    ("user_split", user_acct::split),
     ("user_kstat", user_acct::kstat),
     ("user_memory", user_acct::memory),
     ("user_privs", user_acct::privileges),

@@ -244,3 +244,34 @@ pub fn fuzz() -> Result<(), &'static str> {
         Ok(())
     })
 }
+
+/// The user/system split: `spin 300` (a user loop that checks the clock every 100 000
+/// iterations) accrues ONCPU_USR ≫ ONCPU_SYS (checked as at least 5×: the child's start and
+/// exit in the kernel are a fixed few ms of SYS); `spin -s 300` (a getpid loop) accrues
+/// ONCPU_SYS > ONCPU_USR. Read from each child's clocks at exit.
+pub fn split() -> Result<(), &'static str> {
+    let mut clocks = [[0u64; tally_msa::NR_MICROSTATES]; 2];
+    for (i, argv) in [&[&b"spin"[..], b"300"][..], &[b"spin", b"-s", b"300"]].into_iter().enumerate() {
+        let pid = task::spawn_program("/bin/spin", argv).map_err(|_| "spawn /bin/spin failed")?;
+        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        clocks[i] = r.totals.msa;
+        println!(
+            "user_split: spin{}: ONCPU_USR {} us, ONCPU_SYS {} us",
+            if i == 1 { " -s" } else { "" },
+            us(t(&r.totals.msa, MicroState::OncpuUsr)),
+            us(t(&r.totals.msa, MicroState::OncpuSys))
+        );
+    }
+    if !tally_msa::ACCOUNTING_ENABLED {
+        return Ok(());
+    }
+    let (usr, sys) = (t(&clocks[0], MicroState::OncpuUsr), t(&clocks[0], MicroState::OncpuSys));
+    if usr < 5 * sys {
+        return Err("a user spin loop did not accrue ONCPU_USR >> ONCPU_SYS");
+    }
+    let (usr, sys) = (t(&clocks[1], MicroState::OncpuUsr), t(&clocks[1], MicroState::OncpuSys));
+    if sys <= usr {
+        return Err("a system-call loop did not accrue more ONCPU_SYS than ONCPU_USR");
+    }
+    Ok(())
+}

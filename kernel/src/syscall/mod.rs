@@ -106,7 +106,7 @@ const RFLAGS_IF_AND_ONE: u64 = 0x202;
 /// Run the system call in `frame` (steps 1–3 of the module comment). Returns with
 /// interrupts enabled; the stub then disables them and calls [`leave`].
 pub fn entry(frame: &mut SyscallFrame) {
-    task::set_running_state(MicroState::OncpuSys);
+    task::syscall_entered();
     crate::arch::cpu::enable_interrupts();
     frame.rax = dispatch(frame) as u64;
     task::preempt_if_needed();

@@ -26,8 +26,8 @@
 //! The task layer keeps clocks in TSC ticks ([`crate::task::task_stats`]); they become
 //! nanoseconds here, on the way out, as in `msa()`.
 //!
-//! **Counters not kept (yet).** `syscalls` and `signals` are 0: the kernel counts neither
-//! (Tally has no signal delivery besides the fatal ones, and no per-task system-call count).
+//! **Counters.** `syscalls` is counted at every system-call entry (`task::syscall_entered`).
+//! `signals` is 0: Tally delivers no signals besides the fatal ones, which end the task.
 //! `minflt`, `majflt` (always 0: no paging), `nvcsw` and `nivcsw` are the task's counters.
 
 use alloc::vec::Vec;
@@ -86,7 +86,7 @@ fn record(t: &TaskStat, now_ns: u64, clock: &tally_time::TscClock) -> ProcStat {
         msa_ns,
         nvcsw: c.nvcsw,
         nivcsw: c.nivcsw,
-        syscalls: 0,
+        syscalls: c.syscalls,
         signals: 0,
         minflt: c.minflt,
         majflt: c.majflt,

@@ -67,7 +67,7 @@ pub use prio::{set_nice, set_scheduler, set_uid, superuser_used};
 pub use threads::create_thread;
 pub use user::{
     account_read, account_write, account_blocks, current_ids, current_vm, note_minor_fault, set_running_state,
-    spawn_user, user_page_fault,
+    spawn_user, user_page_fault, syscall_entered,
 };
 pub use waitqueue::{IrqCompletion, SleepLock, WaitQueue};
 
@@ -106,6 +106,8 @@ pub struct TaskCounters {
     pub read_syscalls: u64,
     /// `write` calls (`syscw`).
     pub write_syscalls: u64,
+    /// System calls of every kind (prstat's SCL).
+    pub syscalls: u64,
     /// 512-byte sectors read / written with `blk_read` / `blk_write` (`ru_inblock`/`oublock`).
     pub inblock: u64,
     pub oublock: u64,

@@ -109,6 +109,19 @@ pub fn set_running_state(state: MicroState) {
     });
 }
 
+/// System-call entry: the task runs in the kernel (ONCPU_SYS) and has made one more call
+/// (counted for prstat's SCL) — one lock acquisition for both.
+pub fn syscall_entered() {
+    with_kernel(|k| {
+        let me = k.rq.current();
+        k.rq.set_running_state(&mut HotStore(&mut k.hot), me, MicroState::OncpuSys, arch::tsc::read());
+        let cur = k.current();
+        if let Ok(t) = k.tasks.get_mut(cur) {
+            t.payload_mut().counters.syscalls += 1;
+        }
+    });
+}
+
 /// The running task's memory map, if it has a user mode.
 pub fn current_vm() -> Option<Arc<Vm>> {
     with_kernel(|k| {

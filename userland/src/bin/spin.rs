@@ -1,4 +1,8 @@
-//! `spin [MS] [NICE]` — burns CPU in user mode for MS milliseconds (default 1000).
+//! `spin [-s] [MS] [NICE]` — burns CPU in user mode for MS milliseconds (default 1000).
+//!
+//! The clock is checked only every 100 000 iterations, so nearly all the time is ONCPU_USR.
+//! With `-s` the loop is the opposite: one `getpid` system call per iteration, so the time
+//! goes to ONCPU_SYS — the two halves of the user/system split `msa spin` shows.
 //!
 //! With NICE (-20..19) it first calls `setpriority(PRIO_PROCESS, 0, NICE)`, so several
 //! spinners of different nice values show the O(1) scheduler's timeslices in their
@@ -18,13 +22,18 @@ tally_rt::entry!(main);
 /// Loop iterations per "millisecond" when there is no clock (a rough guess for QEMU TCG).
 const ITERATIONS_PER_MS: u64 = 20_000;
 
+/// Inner iterations between two clock checks.
+const BATCH: u64 = 100_000;
+
 fn main() -> i32 {
-    let ms = match tally_rt::arg(1).map(parse_i64) {
+    let syscalls = tally_rt::arg(1) == Some("-s");
+    let first = if syscalls { 2 } else { 1 };
+    let ms = match tally_rt::arg(first).map(parse_i64) {
         None => 1000,
         Some(Some(ms)) if ms >= 0 => ms as u64,
         Some(_) => return usage(),
     };
-    if let Some(n) = tally_rt::arg(2) {
+    if let Some(n) = tally_rt::arg(first + 1) {
         let Some(nice) = parse_i64(n).filter(|n| (-20..=19).contains(n)) else { return usage() };
         if let Err(e) = sys::setpriority(PRIO_PROCESS, 0, nice as i32) {
             eprintln!("spin: setpriority({nice}): {e}");
@@ -37,8 +46,14 @@ fn main() -> i32 {
         Ok(start) => {
             let end = start.saturating_add(ms.saturating_mul(1_000_000));
             loop {
-                for _ in 0..1000 {
-                    x = burn(x);
+                if syscalls {
+                    for _ in 0..100 {
+                        x = x.wrapping_add(sys::getpid().unwrap_or(0) as u64);
+                    }
+                } else {
+                    for _ in 0..BATCH {
+                        x = burn(x);
+                    }
                 }
                 loops += 1;
                 match sys::monotonic_ns() {
@@ -49,15 +64,16 @@ fn main() -> i32 {
         }
         Err(e) => {
             eprintln!("spin: clock_gettime: {e}; counting iterations instead");
-            for _ in 0..ms.saturating_mul(ITERATIONS_PER_MS) / 1000 {
-                for _ in 0..1000 {
+            for _ in 0..ms.saturating_mul(ITERATIONS_PER_MS) / BATCH {
+                for _ in 0..BATCH {
                     x = burn(x);
                 }
                 loops += 1;
             }
         }
     }
-    println!("spin: done after {ms} ms, {loops} thousand iterations (checksum {:x})", x & 0xffff);
+    let unit = if syscalls { "x 100 getpid calls" } else { "x 100k iterations" };
+    println!("spin: done after {ms} ms, {loops} {unit} (checksum {:x})", x & 0xffff);
     0
 }
 
@@ -68,6 +84,6 @@ fn burn(x: u64) -> u64 {
 }
 
 fn usage() -> i32 {
-    eprintln!("usage: spin [MS] [NICE]   (MS >= 0, NICE in -20..19)");
+    eprintln!("usage: spin [-s] [MS] [NICE]   (MS >= 0, NICE in -20..19; -s: a getpid loop)");
     2
 }
