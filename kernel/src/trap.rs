@@ -17,7 +17,9 @@
 //! error, SIGILL for an invalid opcode, SIGTRAP for a breakpoint or single step, SIGBUS for
 //! an alignment check, SIGSEGV for page and protection faults — as its wait status, and the
 //! kernel and every other task go on. (No signal handlers exist yet, so every such signal
-//! is fatal; no core file is written, so the status never claims one.) Non-maskable
+//! is fatal. For the signals whose default action is a core dump the status carries the
+//! core flag, so the accounting says ACORE as well as AXSIG; no core file is written.)
+//! Non-maskable
 //! interrupts, double faults and machine checks stay fatal wherever they come from.
 
 use core::sync::atomic::{AtomicU64, Ordering};

@@ -7,7 +7,7 @@
 //!
 //! ```text
 //!   exit(code)          (code & 0xff) << 8        low 7 bits 0
-//!   killed by signal s  s | 0x80 if core dumped   low 7 bits 1..=0x7e
+//!   killed by signal s  s | 0x80 (core flag)      low 7 bits 1..=0x7e
 //! ```
 //!
 //! A program that faults (divides by zero, touches an unmapped page) is killed with the
@@ -75,7 +75,9 @@ pub const fn signal_name(sig: i32) -> &'static str {
     }
 }
 
-/// Displays a wait status: `exited with status 0`, `killed by SIGSEGV (11), core dumped`.
+/// Displays a wait status: `exited with status 0`, `killed by SIGSEGV (11), core flag`.
+/// (The core bit says the signal's default action is a core dump, as Linux sets it; Tally
+/// writes no core file, so this does not say "core dumped".)
 pub fn describe(status: i32) -> impl fmt::Display {
     fmt::from_fn(move |f| {
         if exited(status) {
@@ -86,7 +88,7 @@ pub fn describe(status: i32) -> impl fmt::Display {
             let sig = term_signal(status);
             write!(f, "killed by {} ({sig})", signal_name(sig))?;
             if status & 0x80 != 0 {
-                f.write_str(", core dumped")?;
+                f.write_str(", core flag")?;
             }
             Ok(())
         }

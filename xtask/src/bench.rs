@@ -7,6 +7,12 @@
 //! JSON. By default QEMU runs with `-icount`, so guest time is instruction count: the two
 //! builds are compared by the work they do, free of host noise (`--no-icount` measures TCG
 //! wall time instead). No threshold is checked here: benchmarks report, tests judge.
+//!
+//! User-mode benchmarks (`/bin/ubench`, kernel case `user`) time themselves with `rdtsc`
+//! and print `BENCHRAW {"name","param","ops","t0","t1"}` lines instead; they are aggregated
+//! here per (name, param) — (max t1 − min t0) / (sum of ops) ticks per op — and converted
+//! to ns with the TSC frequency of the kernel's `bench: accounting compiled ...; TSC <hz> Hz`
+//! line, then join the other samples.
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -27,6 +33,49 @@ pub struct Sample {
     pub ns_per_op: f64,
     #[serde(default)]
     pub unit: String,
+}
+
+/// One line from a user-mode benchmark process (timed in ring 3 with `rdtsc`).
+#[derive(Debug, Deserialize)]
+struct RawSample {
+    name: String,
+    #[serde(default)]
+    param: u64,
+    ops: u64,
+    t0: u64,
+    t1: u64,
+}
+
+/// The TSC frequency from the kernel's `bench: ...; TSC <hz> Hz` line.
+fn tsc_hz(serial: &str) -> Option<u64> {
+    serial
+        .lines()
+        .find_map(|l| l.strip_prefix("bench: ")?.split("; TSC ").nth(1)?.strip_suffix(" Hz")?.trim().parse().ok())
+}
+
+/// Aggregate the BENCHRAW lines per (name, param), in order of first appearance: the
+/// window from the first start to the last end over the sum of the operations.
+fn aggregate_raw(serial: &str, hz: u64) -> Result<Vec<Sample>, String> {
+    let mut groups: Vec<(String, u64, u64, u64, u64)> = Vec::new(); // name, param, ops, min t0, max t1
+    for json in serial.lines().filter_map(|l| l.strip_prefix("BENCHRAW ")) {
+        let r: RawSample = serde_json::from_str(json.trim()).map_err(|e| format!("bad BENCHRAW line {json:?}: {e}"))?;
+        match groups.iter_mut().find(|g| g.0 == r.name && g.1 == r.param) {
+            Some(g) => {
+                g.2 += r.ops;
+                g.3 = g.3.min(r.t0);
+                g.4 = g.4.max(r.t1);
+            }
+            None => groups.push((r.name, r.param, r.ops, r.t0, r.t1)),
+        }
+    }
+    Ok(groups
+        .into_iter()
+        .map(|(name, param, ops, t0, t1)| {
+            let ticks = t1.saturating_sub(t0);
+            let ns = ticks as f64 * 1e9 / hz as f64;
+            Sample { name, param, ops, ticks, ns_per_op: ns / ops.max(1) as f64, unit: "ns".into() }
+        })
+        .collect())
 }
 
 #[derive(Debug, Serialize)]
@@ -61,11 +110,18 @@ fn run_variant(no_accounting: bool, filter: &str, icount: bool) -> Result<Vec<Sa
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         ));
     }
-    let samples: Vec<Sample> = serial
+    let mut samples: Vec<Sample> = serial
         .lines()
         .filter_map(|l| l.strip_prefix("BENCH "))
         .map(|json| serde_json::from_str(json).map_err(|e| format!("bad BENCH line {json:?}: {e}")))
         .collect::<Result<_, _>>()?;
+    if serial.lines().any(|l| l.starts_with("BENCHRAW ")) {
+        let hz = tsc_hz(&serial).filter(|&hz| hz > 0).ok_or_else(|| format!("the kernel ({label}) printed no TSC frequency"))?;
+        samples.extend(aggregate_raw(&serial, hz)?);
+    }
+    for note in serial.lines().filter(|l| l.starts_with("bench: user")) {
+        eprintln!("{note}");
+    }
     if samples.is_empty() {
         return Err(format!("the kernel ({label}) printed no benchmark results"));
     }
@@ -105,6 +161,20 @@ pub fn run(filter: Option<&str>, icount: bool, json: Option<PathBuf>) -> Result<
             fmt(r.no_accounting_ns_per_op),
             r.ratio.map_or("-".to_string(), |x| format!("{x:.3}"))
         );
+    }
+    // msa(MSA_SELF) against a bare system call (issue target <= 1.3x; reported, not judged).
+    let find = |v: &[Sample], name: &str| v.iter().find(|s| s.name == name).map(|s| s.ns_per_op);
+    let ratio = |v: &[Sample]| match (find(v, "msa_self"), find(v, "null_syscall")) {
+        (Some(m), Some(n)) if n > 0.0 => Some(m / n),
+        _ => None,
+    };
+    let (rw, ro) = (ratio(&with), ratio(&without));
+    if rw.is_some() || ro.is_some() {
+        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}x"));
+        println!("{:<28} {:>8} {:>16} {:>16} {:>10}", "msa_self / null_syscall", "", fmt(rw), fmt(ro), "");
+    }
+    if rows.iter().any(|r| r.name == "user_ctx_yield") {
+        println!("note: user_ctx_yield is lat_ctx with sched_yield in a ring of P processes (no pipes yet), not a pipe token pass");
     }
     let path = json.unwrap_or_else(|| build::target_dir().join("tally").join("bench.json"));
     let report = Report { icount, accounting: with, no_accounting: without, comparison: rows };

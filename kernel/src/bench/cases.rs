@@ -9,6 +9,7 @@ pub const ALL: &[(&str, Bench)] = &[
     ("tsc_read", tsc_read),
     ("msa_transition", msa_transition),
     ("context_switch", super::switch::context_switch),
+    ("user", super::user::user),
 ];
 
 /// The cost of the clock every accounting timestamp uses.

@@ -7,6 +7,7 @@
 
 mod cases;
 mod switch;
+mod user;
 
 use crate::arch::{self, qemu::ExitCode};
 

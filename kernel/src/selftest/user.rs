@@ -174,6 +174,10 @@ pub fn faults() -> Result<(), &'static str> {
             if !wifsignaled(s) || wtermsig(s) != sig as i32 {
                 return Err("a faulting user program did not die of the expected signal");
             }
+            // Every fault signal here is one whose default action dumps core: ACORE.
+            if !tally_task::wcoredump(s) {
+                return Err("a fault's status lacks the core flag (ACORE)");
+            }
             if tally_msa::ACCOUNTING_ENABLED && trap == 0 {
                 return Err("the fault's handling was not charged to ONCPU_TRAP");
             }

@@ -59,6 +59,13 @@ pub fn kstat_chain(a: &Args) -> SysResult {
     if needed_addr != 0 {
         uaccess::check(needed_addr, 8, true)?;
     }
+    // As in kstat_read: check the buffer as far as the chain reaches before reading it, so
+    // a bad pointer fails without stamping KID 0's snaptime.
+    if let Ok(n) = kstats::data_size(KSTAT_HEADERS_KID) {
+        if len as u128 >= n as u128 {
+            uaccess::check(addr, n as u64, true)?;
+        }
+    }
     match read_sized(KSTAT_HEADERS_KID, len) {
         Ok((got, data)) => {
             uaccess::copy_to_user(addr, &data)?;

@@ -193,9 +193,13 @@ pub fn exit_group(code: i32) -> ! {
 }
 
 /// End the current task's process as killed by signal `sig` (a fatal exception in user
-/// mode). No core file is written, so the status does not claim one.
+/// mode). For the signals whose default action is to dump core (SIGQUIT, SIGILL, SIGTRAP,
+/// SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS) the status carries the core flag, so the
+/// accounting records say ACORE as well as AXSIG, as seed 000's `ac_flag` does for such a
+/// death. Tally writes no core file: the flag records how the task died, not a file.
 pub fn exit_signaled(sig: u8) -> ! {
-    let status = ExitStatus::signaled(sig, false).unwrap_or(ExitStatus::exited(128 + sig as i32));
+    let core = matches!(sig, 3 | 4 | 5 | 6 | 7 | 8 | 11 | 31);
+    let status = ExitStatus::signaled(sig, core).unwrap_or(ExitStatus::exited(128 + sig as i32));
     exit_with(status, true)
 }
 

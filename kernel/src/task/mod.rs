@@ -11,7 +11,8 @@
 //! there is one CPU, so "interrupts off" is the whole of the kernel's concurrency control.
 //! The scheduler names tasks by `tally_sched::TaskKey`, which is the task-table slot index;
 //! the per-task scheduling entity and microstate clock live in [`Hot`], a dense vector by slot,
-//! so the scheduler reaches them without a lookup. No operation here walks all tasks.
+//! so the scheduler reaches them without a lookup. No scheduling operation walks all tasks
+//! (only the reports — `snapshot`, `task_stats` — do).
 //!
 //! Life of a kernel thread: [`spawn`] creates it (table entry, stack, `SchedEntity`, clock) and
 //! hands it to `wake_up_new_task`; the first switch to it enters [`thread_entry`]; it runs,

@@ -307,13 +307,13 @@ fn status_code(status: i32) -> i32 {
     if exited(status) { exit_code(status) } else { 128 + term_signal(status) }
 }
 
-/// `[pid] exited N` or `[pid] killed by SIGSEGV (11)[, core dumped]`.
+/// `[pid] exited N` or `[pid] killed by SIGSEGV (11)[, core flag]` (no core file is written).
 fn report(pid: usize, status: i32) {
     if exited(status) {
         println!("[{pid}] exited {}", exit_code(status));
     } else {
         let sig = term_signal(status);
-        let core = if status & 0x80 != 0 { ", core dumped" } else { "" };
+        let core = if status & 0x80 != 0 { ", core flag" } else { "" };
         println!("[{pid}] killed by {} ({sig}){core}", signal_name(sig));
     }
 }

@@ -1,8 +1,8 @@
 //! # Tiny user programs, in machine code, for the ring-3 self-tests
 //!
-//! Until `userland/` programs are packed into a ramdisk, the self-tests need *something* to
-//! run in ring 3. These are a handful of position-independent routines assembled into the
-//! kernel image (in a read-only data section: the kernel never executes them). A self-test
+//! The ring-3 self-tests need programs that do exactly one odd thing each (fault in a given
+//! way, preserve every register, ...), independent of the userland runtime and the ramdisk.
+//! These are a handful of position-independent routines assembled into the kernel image (in a read-only data section: the kernel never executes them). A self-test
 //! copies one into fresh user pages at the image base, gives it a stack, and starts it with
 //! one argument in `rdi` (`crate::task::user`). Each talks to the kernel only through
 //! `syscall` (Linux numbers, `tally_uapi::syscall`) and reports through its exit status.
