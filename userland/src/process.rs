@@ -40,20 +40,19 @@ pub fn spawn_command(argv: &[&str]) -> Result<usize, Errno> {
     sys::spawn(&resolve(cmd), argv)
 }
 
-/// `WIFEXITED`: ended through `exit`.
+/// `WIFEXITED`: ended through `exit` (the shared decoder, `tally_uapi::wait`).
 pub const fn exited(status: i32) -> bool {
-    status & 0x7f == 0
+    tally_uapi::wait::wifexited(status)
 }
 
 /// `WEXITSTATUS`: the exit code, when [`exited`].
 pub const fn exit_code(status: i32) -> i32 {
-    (status >> 8) & 0xff
+    tally_uapi::wait::wexitstatus(status)
 }
 
-/// `WTERMSIG`: the killing signal, when neither exited nor stopped (0 otherwise).
+/// `WTERMSIG`: the killing signal, when it was one (0 otherwise).
 pub const fn term_signal(status: i32) -> i32 {
-    let s = status & 0x7f;
-    if s == 0x7f { 0 } else { s }
+    if tally_uapi::wait::wifsignaled(status) { tally_uapi::wait::wtermsig(status) } else { 0 }
 }
 
 /// Linux's name of signal `sig` on x86_64, for the ones a kernel sends on its own.
@@ -87,7 +86,7 @@ pub fn describe(status: i32) -> impl fmt::Display {
         } else {
             let sig = term_signal(status);
             write!(f, "killed by {} ({sig})", signal_name(sig))?;
-            if status & 0x80 != 0 {
+            if tally_uapi::wait::wcoredump(status) {
                 f.write_str(", core flag")?;
             }
             Ok(())

@@ -53,31 +53,7 @@ impl ExitStatus {
     }
 }
 
-/// `WIFEXITED`: ended by `exit`.
-pub const fn wifexited(status: i32) -> bool {
-    status & 0x7f == 0
-}
-
-/// `WEXITSTATUS`: the exit code; meaningful when [`wifexited`].
-pub const fn wexitstatus(status: i32) -> i32 {
-    (status >> 8) & 0xff
-}
-
-/// `WIFSIGNALED`: ended by a signal (neither exited nor stopped).
-pub const fn wifsignaled(status: i32) -> bool {
-    let low = status & 0x7f;
-    low != 0 && low != 0x7f
-}
-
-/// `WTERMSIG`: the killing signal; meaningful when [`wifsignaled`].
-pub const fn wtermsig(status: i32) -> i32 {
-    status & 0x7f
-}
-
-/// `WCOREDUMP`: the killing signal dumped core.
-pub const fn wcoredump(status: i32) -> bool {
-    status & 0x80 != 0
-}
+pub use tally_uapi::wait::{wcoredump, wexitstatus, wifexited, wifsignaled, wtermsig};
 
 #[cfg(test)]
 mod tests {

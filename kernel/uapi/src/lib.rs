@@ -12,3 +12,4 @@ pub mod kstat;
 pub mod msa;
 pub mod procstat;
 pub mod syscall;
+pub mod wait;

@@ -313,7 +313,7 @@ fn report(pid: usize, status: i32) {
         println!("[{pid}] exited {}", exit_code(status));
     } else {
         let sig = term_signal(status);
-        let core = if status & 0x80 != 0 { ", core flag" } else { "" };
+        let core = if tally_rt::uapi::wait::wcoredump(status) { ", core flag" } else { "" };
         println!("[{pid}] killed by {} ({sig}){core}", signal_name(sig));
     }
 }

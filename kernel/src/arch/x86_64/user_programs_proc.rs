@@ -989,30 +989,8 @@ core::arch::global_asm!(
     ".popsection",
 );
 
-macro_rules! programs {
-    ($($name:ident = $start:ident .. $end:ident),* $(,)?) => {
-        unsafe extern "C" {
-            $(static $start: u8; static $end: u8;)*
-        }
-
-        /// The machine code of the test program `name` (see the table above).
-        pub fn program(name: &str) -> Option<&'static [u8]> {
-            $(if name == stringify!($name) {
-                let start = &raw const $start;
-                let end = &raw const $end;
-                // SAFETY: both symbols are labels of the assembly block above, in one
-                // read-only section, `end` after `start`; the bytes between them are the
-                // program and are never written.
-                return Some(unsafe {
-                    core::slice::from_raw_parts(start, end as usize - start as usize)
-                });
-            })*
-            None
-        }
-    };
-}
-
-programs!(
+super::user_programs::programs!(
+    otherwise: |_| None;
     spawner = tally_uprog_spawner_start..tally_uprog_spawner_end,
     waiter = tally_uprog_waiter_start..tally_uprog_waiter_end,
     threads = tally_uprog_threads_start..tally_uprog_threads_end,
