@@ -13,12 +13,15 @@
 #![no_main]
 #![feature(abi_x86_interrupt)]
 #![deny(unsafe_op_in_unsafe_fn)]
+// The rule, enforced by the compiler: no `unsafe` outside the arch layer.
+#![deny(unsafe_code)]
 
 extern crate alloc;
 
 #[macro_use]
 mod console;
 mod demo;
+#[allow(unsafe_code)]
 mod arch;
 mod bench;
 mod cmdline;
