@@ -55,7 +55,7 @@ pub fn register(line: u8, handler: Handler) {
 /// Called by the IDT stub of `line`, with interrupts disabled. The interrupt accounting
 /// (`task::irq_enter`/`irq_exit`, kept by the runqueue) brackets everything. If the handler
 /// asked for a reschedule, the switch happens inside the interrupt and the task switched to
-/// ends the interrupt's accounting (`task::preempt_in_irq`).
+/// ends the interrupt's accounting (`task::irq_return`).
 ///
 /// `from_user`: the interrupt came while the CPU ran user code, so its end is a return to
 /// user mode — where a thread whose process is being killed exits instead
@@ -76,9 +76,7 @@ pub fn dispatch(line: u8, from_user: bool) {
         }
         arch::pic::end_of_interrupt(line);
     }
-    if !crate::task::preempt_in_irq(line) {
-        crate::task::irq_exit(line, arch::tsc::read());
-    }
+    crate::task::irq_return(line);
     if from_user {
         crate::task::exit_if_killed();
     }

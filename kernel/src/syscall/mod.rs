@@ -26,7 +26,7 @@
 //!
 //! One more thing happens on the way out of every call: if another thread of the process
 //! called `exit_group` (or died of a signal) meanwhile, this thread exits instead of
-//! returning (`task::exit_if_killed`, see `task/lifecycle.rs`).
+//! returning (`task::return_to_user`, see `task/lifecycle.rs`).
 
 mod blk;
 mod io;
@@ -43,7 +43,6 @@ mod wait;
 
 pub use wait::rusage;
 
-use tally_msa::MicroState;
 use tally_uapi::errno::ENOSYS;
 use tally_uapi::syscall::*;
 
@@ -123,8 +122,7 @@ pub fn entry(frame: &mut SyscallFrame) {
 /// process is being killed, in which case the thread exits here. (Checked with interrupts
 /// off, so no `exit_group` can slip in between the check and the return to user mode.)
 pub fn leave(_frame: &mut SyscallFrame) {
-    task::exit_if_killed();
-    task::set_running_state(MicroState::OncpuUsr);
+    task::return_to_user();
 }
 
 /// Call the handler for `frame`'s number with its arguments; `-errno` on failure.

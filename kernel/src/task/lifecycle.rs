@@ -217,9 +217,30 @@ pub fn kill_pending() -> bool {
 /// process's status instead of returning (see the module documentation).
 pub fn exit_if_killed() {
     if kill_pending() {
-        // The status given here is only used if the group status is somehow missing.
-        exit_with(ExitStatus::signaled(9, false).unwrap_or_default(), false)
+        exit_killed()
     }
+}
+
+/// Going back to ring 3 (after a system call, or for the first time): exit if the task's
+/// process is being killed, otherwise run in ONCPU_USR from now — the check and the state
+/// switch under one lock. Call with interrupts off, so no kill slips in before ring 3.
+pub fn return_to_user() {
+    let killed = with_kernel(|k| {
+        let me = k.rq.current();
+        let killed = k.hot.get(me.0 as usize).and_then(|h| h.as_ref()).is_some_and(|h| h.killed);
+        if !killed {
+            k.rq.set_running_state(&mut HotStore(&mut k.hot), me, MicroState::OncpuUsr, arch::tsc::read());
+        }
+        killed
+    });
+    if killed {
+        exit_killed()
+    }
+}
+
+fn exit_killed() -> ! {
+    // The status given here is only used if the group status is somehow missing.
+    exit_with(ExitStatus::signaled(9, false).unwrap_or_default(), false)
 }
 
 /// Step 1 of the module documentation, for the process of the current task `cur`: record

@@ -63,7 +63,7 @@ pub use account::{
     MsaWhich, TaskStat,
 };
 pub use exec::spawn_program;
-pub use lifecycle::{exit, exit_group, exit_if_killed, exit_signaled, kill_pending, sleep_ns, spawn, spawn_thread, wait, wait_child, yield_now, SchedParams, WaitOptions, WaitResult};
+pub use lifecycle::{exit, exit_group, exit_if_killed, exit_signaled, kill_pending, return_to_user, sleep_ns, spawn, spawn_thread, wait, wait_child, yield_now, SchedParams, WaitOptions, WaitResult};
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used};
 pub use threads::create_thread;
 pub use user::{
@@ -165,7 +165,7 @@ pub struct Hot {
     se: SchedEntity,
     clock: MsaClock,
     /// The task's process is exiting (`exit_group`, a fatal signal): the task must not
-    /// return to user mode but exit (`lifecycle::exit_if_killed`).
+    /// return to user mode but exit (`lifecycle::exit_if_killed`, `return_to_user`).
     killed: bool,
 }
 
@@ -336,28 +336,28 @@ fn after_switch() {
     drop(dead);
 }
 
-/// Called at the end of an interrupt handler, still inside the interrupt: if the handler
-/// asked for a reschedule (the tick used up the slice, a wake-up preempts), switch now. The
+/// Called at the end of an interrupt handler, still inside the interrupt. If the handler
+/// asked for a reschedule (the tick used up the slice, a wake-up preempts), switch now: the
 /// outgoing task's INTERRUPTED time ends at the switch and the incoming task inherits the
-/// interrupt until it ends it in [`after_switch`]. Returns false if there was no switch (the
-/// caller then ends the interrupt itself); true once this task runs again.
-pub fn preempt_in_irq(line: u8) -> bool {
+/// interrupt until it ends it in [`after_switch`]. Otherwise end the interrupt's accounting
+/// here. One lock acquisition either way.
+pub fn irq_return(line: u8) {
     let threads = {
         let mut guard = KERNEL.lock();
-        let Some(k) = guard.as_mut() else { return false };
-        if !k.rq.need_resched() || k.rq.irq().depth() != 1 {
-            return false;
-        }
-        match k.pick(PrevAction::Preempted) {
+        let Some(k) = guard.as_mut() else { return };
+        let switch = if k.rq.need_resched() && k.rq.irq().depth() == 1 { k.pick(PrevAction::Preempted) } else { None };
+        match switch {
             Some(t) => {
                 k.handover_line = Some(line);
                 t
             }
-            None => return false,
+            None => {
+                k.rq.irq_exit(&mut HotStore(&mut k.hot), line as usize, arch::tsc::read());
+                return;
+            }
         }
     };
     switch_and_clean(Some(threads));
-    true
 }
 
 /// The dense per-slot vector holding only the idle (boot) task's scheduler state.
@@ -413,11 +413,17 @@ pub fn init(entry_tsc: u64, init_main: fn(u64)) {
     let now = arch::tsc::read();
     let mut tasks: TaskTable<Payload, Totals> = TaskTable::new();
     let idle = tasks.create_idle(b"idle", Payload::kernel(Thread::boot(), None)).expect("fresh table");
-    let mut k = Kernel {
+    // The boot thread has been running in the kernel since kernel entry.
+    let config = SchedConfig::new(crate::irq::HZ, crate::time::clock().hz());
+    let mut hot = boot_hot(idle, entry_tsc);
+    let rq = RunQueue::new(config, Kernel::sched_key(idle), &mut HotStore(&mut hot), now);
+    let mut keys = alloc::vec![None; hot.len()];
+    keys[idle.index() as usize] = Some(idle);
+    let k = Kernel {
         tasks,
-        hot: Vec::new(),
-        keys: Vec::new(),
-        rq: RunQueue::new(SchedConfig::default(), SchedKey(idle.index()), &mut HotStore(&mut boot_hot(idle, entry_tsc)), now),
+        hot,
+        keys,
+        rq,
         sleepers: BTreeMap::new(),
         sleep_seq: 0,
         waiters: BTreeMap::new(),
@@ -430,13 +436,6 @@ pub fn init(entry_tsc: u64, init_main: fn(u64)) {
         exit_violations: 0,
         exit_log: VecDeque::new(),
     };
-    // The boot thread has been running in the kernel since kernel entry.
-    let config = SchedConfig::new(crate::irq::HZ, crate::time::clock().hz());
-    let mut hot = boot_hot(idle, entry_tsc);
-    k.rq = RunQueue::new(config, Kernel::sched_key(idle), &mut HotStore(&mut hot), now);
-    k.hot = hot;
-    k.keys = alloc::vec![None; k.hot.len()];
-    k.keys[idle.index() as usize] = Some(idle);
     *KERNEL.lock() = Some(k);
     lifecycle::spawn_init(init_main);
 }
@@ -453,13 +452,6 @@ pub fn idle_loop() -> ! {
 pub fn irq_enter(line: u8, now: u64) {
     if let Some(k) = KERNEL.lock().as_mut() {
         k.rq.irq_enter(&mut HotStore(&mut k.hot), line as usize, now);
-    }
-}
-
-/// Interrupt exit accounting: the line's timer stops, the task returns to its running state.
-pub fn irq_exit(line: u8, now: u64) {
-    if let Some(k) = KERNEL.lock().as_mut() {
-        k.rq.irq_exit(&mut HotStore(&mut k.hot), line as usize, now);
     }
 }
 

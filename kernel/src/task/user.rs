@@ -94,8 +94,7 @@ fn start_user(_: u64) {
     // Nothing that needs dropping is alive on this stack now: `enter_user` abandons it.
     arch::cpu::without_interrupts(|| {
         // With interrupts off: a kill cannot come between this check and ring 3.
-        super::exit_if_killed();
-        set_running_state(MicroState::OncpuUsr);
+        super::return_to_user();
         arch::usermode::enter_user(rip, rsp, arg)
     })
 }
