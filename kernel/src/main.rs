@@ -24,8 +24,10 @@ mod demo;
 #[allow(unsafe_code)]
 mod arch;
 mod bench;
+mod bus;
 mod cmdline;
 mod drivers;
+mod file;
 mod irq;
 mod kstats;
 mod mm;
@@ -71,6 +73,7 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     log::info!("user mode: syscall/sysret on, SMEP {}, SMAP {}", on_off(cpu.smep), on_off(cpu.smap));
     arch::pic::init();
     time::init(entry_tsc);
+    bus::init();
     task::init(entry_tsc, init_main);
     task::ramdisk::init(ramdisk);
     irq::init();

@@ -29,11 +29,7 @@ use crate::arch::{self, idt::Exception, qemu::ExitCode};
 use crate::console::emergency_print;
 use crate::task;
 
-pub const SIGTRAP: u8 = 5;
-pub const SIGILL: u8 = 4;
-pub const SIGBUS: u8 = 7;
-pub const SIGFPE: u8 = 8;
-pub const SIGSEGV: u8 = 11;
+pub use tally_uapi::signal::{SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
 
 static BREAKPOINTS: AtomicU64 = AtomicU64::new(0);
 /// User tasks killed by an exception, and demand-zero faults fixed, since boot.

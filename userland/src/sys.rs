@@ -296,3 +296,70 @@ pub fn proc_stat(buf: &mut [ProcStat]) -> Result<usize, Errno> {
     // in tally_uapi), so the kernel may fill it byte for byte: any bytes are a valid value.
     call(SYS_PROC_STAT, [buf.as_mut_ptr() as usize, buf.len(), 0, 0, 0, 0])
 }
+
+/// `close(fd)`.
+pub fn close(fd: usize) -> Result<usize, Errno> {
+    call(SYS_CLOSE, [fd, 0, 0, 0, 0, 0])
+}
+
+/// `pipe2(fds, 0)`: a new pipe as `(read end, write end)`.
+pub fn pipe() -> Result<(usize, usize), Errno> {
+    let mut fds = [0i32; 2];
+    call(SYS_PIPE2, [fds.as_mut_ptr() as usize, 0, 0, 0, 0, 0])?;
+    Ok((fds[0] as usize, fds[1] as usize))
+}
+
+/// `socket(domain, type, protocol)`: a new socket's descriptor.
+pub fn socket(domain: u32, ty: u32, protocol: u32) -> Result<usize, Errno> {
+    call(SYS_SOCKET, [domain as usize, ty as usize, protocol as usize, 0, 0, 0])
+}
+
+/// `bind(fd, &sockaddr_nl, 12)`.
+pub fn bind_netlink(fd: usize, portid: u32) -> Result<usize, Errno> {
+    let sa = tally_uapi::netlink::SockaddrNl { nl_family: tally_uapi::netlink::AF_NETLINK as u16, nl_pid: portid, ..Default::default() }.to_bytes();
+    call(SYS_BIND, [fd, sa.as_ptr() as usize, sa.len(), 0, 0, 0])
+}
+
+/// `sendto(fd, buf, len, 0, NULL, 0)`: hand the kernel one or more netlink messages.
+pub fn send(fd: usize, buf: &[u8]) -> Result<usize, Errno> {
+    call(SYS_SENDTO, [fd, buf.as_ptr() as usize, buf.len(), 0, 0, 0])
+}
+
+/// `recvfrom(fd, buf, len, flags, NULL, NULL)`: one datagram (its length; with `MSG_TRUNC`
+/// in `flags` its full length even if `buf` was shorter).
+pub fn recv(fd: usize, buf: &mut [u8], flags: u32) -> Result<usize, Errno> {
+    call(SYS_RECVFROM, [fd, buf.as_mut_ptr() as usize, buf.len(), flags as usize, 0, 0])
+}
+
+/// `setsockopt(fd, level, name, &value, 4)` for an `int` option.
+pub fn setsockopt_int(fd: usize, level: u32, name: u32, value: i32) -> Result<usize, Errno> {
+    let v = value;
+    call(SYS_SETSOCKOPT, [fd, level as usize, name as usize, &v as *const i32 as usize, 4, 0])
+}
+
+/// `getsockopt(fd, level, name, &value, &len)` for an `int` option.
+pub fn getsockopt_int(fd: usize, level: u32, name: u32) -> Result<i32, Errno> {
+    let mut v = 0i32;
+    let mut len = 4i32;
+    call(SYS_GETSOCKOPT, [fd, level as usize, name as usize, &mut v as *mut i32 as usize, &mut len as *mut i32 as usize, 0])?;
+    Ok(v)
+}
+
+/// `kill(pid, sig)`: see `tally_uapi::signal`.
+pub fn kill(pid: isize, sig: i32) -> Result<usize, Errno> {
+    call(SYS_KILL, [pid as usize, sig as i32 as isize as usize, 0, 0, 0, 0])
+}
+
+/// `open(path, flags, 0)`: a descriptor for `path` (Linux's call: the path travels
+/// NUL-terminated, so a copy with the NUL is made; a path containing NUL is `EINVAL`
+/// without asking the kernel). Tally has no file system: the kernel opens only the few
+/// device paths it knows (`/dev/ttyS1`, the second serial port, `O_WRONLY`).
+pub fn open(path: &str, flags: usize) -> Result<usize, Errno> {
+    if path.as_bytes().contains(&0) {
+        return Err(Errno(EINVAL));
+    }
+    let mut c_path = Vec::with_capacity(path.len() + 1);
+    c_path.extend_from_slice(path.as_bytes());
+    c_path.push(0);
+    call(SYS_OPEN, [c_path.as_ptr() as usize, flags, 0, 0, 0, 0])
+}

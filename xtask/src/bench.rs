@@ -173,9 +173,6 @@ pub fn run(filter: Option<&str>, icount: bool, json: Option<PathBuf>) -> Result<
         let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}x"));
         println!("{:<28} {:>8} {:>16} {:>16} {:>10}", "msa_self / null_syscall", "", fmt(rw), fmt(ro), "");
     }
-    if rows.iter().any(|r| r.name == "user_ctx_yield") {
-        println!("note: user_ctx_yield is lat_ctx with sched_yield in a ring of P processes (no pipes yet), not a pipe token pass");
-    }
     let path = json.unwrap_or_else(|| build::target_dir().join("tally").join("bench.json"));
     let report = Report { icount, accounting: with, no_accounting: without, comparison: rows };
     let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;

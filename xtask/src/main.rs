@@ -4,8 +4,11 @@
 //!   terminal, return the kernel's verdict as the exit status. `--script FILE` types FILE
 //!   on the console, then `^D` (end of input); a standard input that is not a terminal is
 //!   forwarded the same way (see `qemu.rs`).
+//!   The guest's second serial port (COM2, `/dev/ttyS1`) is written to a host file,
+//!   `--capture FILE` (default `target/tally/ttyS1.bin`), named at the end of the run.
 //! * `test [FILTER]`: host unit tests of every host-testable crate, then every scenario in
 //!   `tests/` in its own QEMU; a line per test and a final `N passed, N failed`.
+//! * `decode FILE`: print a capture of bus datagrams (`getdelays -w /dev/ttyS1`) as text.
 //!
 //! QEMU's `isa-debug-exit` device turns the kernel's exit value `v` into the status
 //! `(v << 1) | 1`: 33 means success, anything else (35, a crash, a timeout) is a failure.
@@ -13,6 +16,7 @@
 
 mod bench;
 mod build;
+mod decode;
 mod hosttest;
 mod qemu;
 mod scenario;
@@ -65,6 +69,10 @@ enum Command {
         /// then ^D (so `cargo xtask run < /dev/null` sends just the end of input).
         #[arg(long, value_name = "FILE")]
         script: Option<std::path::PathBuf>,
+        /// Where the guest's second serial port (COM2, /dev/ttyS1) is written
+        /// (default target/tally/ttyS1.bin); read it with `cargo xtask decode FILE`.
+        #[arg(long, value_name = "FILE")]
+        capture: Option<std::path::PathBuf>,
     },
     /// Run host unit tests and every QEMU scenario in tests/.
     Test {
@@ -93,6 +101,11 @@ enum Command {
         #[arg(long)]
         json: Option<std::path::PathBuf>,
     },
+    /// Print a capture of bus datagrams (e.g. `getdelays -w /dev/ttyS1`) as text.
+    Decode {
+        /// The capture: netlink messages as received, one after another.
+        file: std::path::PathBuf,
+    },
     /// Build the kernel and the boot image only.
     Build {
         #[command(flatten)]
@@ -103,9 +116,10 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { build, gdb, timeout, icount, cmdline, script } => {
-            run(&build, gdb, timeout, icount, &cmdline, script.as_deref())
+        Command::Run { build, gdb, timeout, icount, cmdline, script, capture } => {
+            run(&build, gdb, timeout, icount, &cmdline, script.as_deref(), capture)
         }
+        Command::Decode { file } => decode::run(&file),
         Command::Test { list: true, .. } => test::list(),
         Command::Test { filter, build, jobs, no_host, .. } => test::run(filter.as_deref(), &build, jobs, no_host),
         Command::Bench { filter, no_icount, json } => bench::run(filter.as_deref(), !no_icount, json),
@@ -120,20 +134,41 @@ fn main() -> ExitCode {
     })
 }
 
-fn run(opts: &BuildOpts, gdb: bool, timeout: u64, icount: bool, cmdline: &str, script: Option<&std::path::Path>) -> Result<ExitCode, String> {
+fn run(
+    opts: &BuildOpts,
+    gdb: bool,
+    timeout: u64,
+    icount: bool,
+    cmdline: &str,
+    script: Option<&std::path::Path>,
+    capture: Option<std::path::PathBuf>,
+) -> Result<ExitCode, String> {
     let script = match script {
         Some(p) => Some(std::fs::read(p).map_err(|e| format!("cannot read the script {}: {e}", p.display()))?),
         None => None,
     };
     qemu::ensure_installed()?;
     let image = build::image(opts)?;
-    let mut q = qemu::Qemu::new(&image).cmdline(cmdline).icount(icount).input(qemu::Input::for_run(script));
+    let capture = capture.unwrap_or_else(|| build::target_dir().join("tally").join("ttyS1.bin"));
+    if let Some(dir) = capture.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let mut q = qemu::Qemu::new(&image).cmdline(cmdline).icount(icount).input(qemu::Input::for_run(script)).capture(&capture);
     if gdb {
         q = q.gdb();
         println!("QEMU is waiting for a debugger. In another terminal:");
         println!("  gdb -ex 'target remote :1234' -ex 'symbol-file -o {:#x} {}'", build::KERNEL_BASE, build::kernel_elf(opts).display());
     }
     let status = q.run_interactive(timeout)?;
+    match std::fs::metadata(&capture) {
+        Ok(m) if m.len() > 0 => eprintln!(
+            "xtask: the second serial port (guest /dev/ttyS1) was captured in {} ({} bytes); `cargo xtask decode {}` prints it",
+            capture.display(),
+            m.len(),
+            capture.display()
+        ),
+        _ => eprintln!("xtask: nothing was written to the second serial port (guest /dev/ttyS1); capture file {}", capture.display()),
+    }
     Ok(match status {
         qemu::Status::Success => ExitCode::SUCCESS,
         qemu::Status::Failure => {

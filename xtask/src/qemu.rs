@@ -6,6 +6,9 @@
 //! the fw_cfg file `opt/tally/cmdline`. The boot disk is opened with `snapshot=on`, so
 //! several QEMUs can boot one image at once and nothing a run writes persists.
 //! A 4 MiB data disk (`build::data_disk`) is the primary slave, also with `snapshot=on`.
+//! COM2 (the guest's `/dev/ttyS1`) exists only when a capture file is given
+//! ([`Qemu::capture`]): QEMU writes everything the guest sends there to that file, byte
+//! for byte (`getdelays -w /dev/ttyS1`; `cargo xtask decode FILE` reads it).
 //!
 //! **Console input** ([`Input`]). COM1's receiver is the guest's keyboard. A UART has no way
 //! to say "end of file", so xtask does what a terminal does: it sends the EOF character
@@ -127,11 +130,19 @@ pub struct Qemu {
     icount: bool,
     gdb: bool,
     input: Input,
+    capture: Option<PathBuf>,
 }
 
 impl Qemu {
     pub fn new(image: &Path) -> Self {
-        Self { image: image.to_path_buf(), cmdline: String::new(), icount: false, gdb: false, input: Input::Closed }
+        Self {
+            image: image.to_path_buf(),
+            cmdline: String::new(),
+            icount: false,
+            gdb: false,
+            input: Input::Closed,
+            capture: None,
+        }
     }
 
     pub fn cmdline(mut self, cmdline: &str) -> Self {
@@ -154,6 +165,12 @@ impl Qemu {
         self
     }
 
+    /// Attach COM2 (the guest's `/dev/ttyS1`) to the file `path` (created or truncated).
+    pub fn capture(mut self, path: &Path) -> Self {
+        self.capture = Some(path.to_path_buf());
+        self
+    }
+
     fn command(&self) -> Command {
         let mut c = Command::new(QEMU);
         c.args(["-machine", "pc", "-cpu", "max", "-m", "256M", "-smp", "1"])
@@ -163,6 +180,10 @@ impl Qemu {
             .arg(format!("format=raw,file={},if=ide,index=0,snapshot=on", self.image.display()));
         // The data disk (primary slave, `ata1`) of the ATA driver's tests; see `build::data_disk`.
         c.arg("-drive").arg(format!("format=raw,file={},if=ide,index=1,snapshot=on", crate::build::data_disk_path().display()));
+        // The second -serial is COM2.
+        if let Some(path) = &self.capture {
+            c.arg("-serial").arg(format!("file:{}", path.display()));
+        }
         // QEMU refuses an empty fw_cfg string, and its option syntax needs commas doubled.
         if !self.cmdline.is_empty() {
             c.arg("-fw_cfg").arg(format!("name=opt/tally/cmdline,string={}", self.cmdline.replace(',', ",,")));

@@ -11,7 +11,13 @@
 //! hello                          # once the kernel is ready, then ^D (end of input);
 //! echo done                      # without it the console gets no input at all
 //! """
+//! capture_serial = ["exit record", "pid 7 (spin)"]  # optional: see below
 //! ```
+//!
+//! With `capture_serial`, the guest's second serial port (COM2, `/dev/ttyS1`) is attached
+//! to a temporary file; after the run the file is decoded as `cargo xtask decode` does
+//! (`decode.rs`), and the patterns must appear in the decoded text, in order. A capture that
+//! does not decode fails the scenario with the offset of the bad bytes.
 
 use serde::Deserialize;
 use std::path::Path;
@@ -40,6 +46,9 @@ pub struct Scenario {
     /// Console input: sent once the kernel is ready, followed by `^D` (see `qemu.rs`).
     #[serde(default, alias = "stdin")]
     pub script: Option<String>,
+    /// Patterns the decoded COM2 capture must show, in order (COM2 is attached only then).
+    #[serde(default)]
+    pub capture_serial: Option<Vec<String>>,
 }
 
 fn default_timeout() -> u64 {
@@ -81,13 +90,48 @@ impl Scenario {
             (_, Status::Timeout) => return Err(format!("timed out after {} s", self.timeout)),
             (want, got) => return Err(format!("expected {want:?}, QEMU ended with {got:?}")),
         }
-        let mut from = 0;
-        for pattern in &self.serial {
-            match serial[from..].find(pattern.as_str()) {
-                Some(at) => from += at + pattern.len(),
-                None => return Err(format!("serial output lacks {pattern:?} (after the previous match)")),
-            }
+        find_in_order(serial, &self.serial).map_err(|p| format!("serial output lacks {p:?} (after the previous match)"))
+    }
+
+    /// Check the COM2 capture of a run against `capture_serial` (nothing to check without it).
+    pub fn judge_capture(&self, capture: &[u8]) -> Result<(), String> {
+        let Some(patterns) = &self.capture_serial else { return Ok(()) };
+        let text = crate::decode::decode(capture).map_err(|e| format!("the COM2 capture ({} bytes) does not decode: {e}", capture.len()))?;
+        find_in_order(&text, patterns).map_err(|p| {
+            format!("the decoded COM2 capture ({} bytes) lacks {p:?} (after the previous match); decoded:\n{text}", capture.len())
+        })
+    }
+}
+
+/// `Err(pattern)` for the first pattern not found in `text` after the previous one's match.
+pub fn find_in_order<'p>(text: &str, patterns: &'p [String]) -> Result<(), &'p str> {
+    let mut from = 0;
+    for pattern in patterns {
+        match text[from..].find(pattern.as_str()) {
+            Some(at) => from += at + pattern.len(),
+            None => return Err(pattern),
         }
-        Ok(())
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_patterns_are_checked_in_order_on_the_decoded_text() {
+        let mut s: Scenario = toml::from_str(
+            "description = \"d\"\ncmdline = \"\"\nexpect = \"success\"\ncapture_serial = [\"0 messages\"]\n",
+        )
+        .unwrap();
+        assert_eq!(s.judge_capture(&[]), Ok(()));
+        s.capture_serial = Some(vec!["replies".into(), "0 messages".into()]);
+        let e = s.judge_capture(&[]).unwrap_err();
+        assert!(e.contains("lacks \"0 messages\""), "{e}");
+        let e = s.judge_capture(&[1, 2, 3]).unwrap_err();
+        assert!(e.contains("does not decode: offset 0"), "{e}");
+        s.capture_serial = None;
+        assert_eq!(s.judge_capture(&[1, 2, 3]), Ok(()), "no capture_serial: nothing checked");
     }
 }

@@ -94,11 +94,27 @@ fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option
             let image = image.to_path_buf();
             std::thread::spawn(move || loop {
                 let Some(s) = queue.lock().unwrap().pop_front() else { break };
-                let q = qemu::Qemu::new(&image).cmdline(&s.cmdline).icount(s.icount).input(s.input());
-                let (verdict, serial, took) = match q.run_captured(Duration::from_secs(s.timeout)) {
+                let mut q = qemu::Qemu::new(&image).cmdline(&s.cmdline).icount(s.icount).input(s.input());
+                // COM2 goes to a temporary file when the scenario checks it; kept on failure.
+                let capture = s.capture_serial.is_some().then(|| std::env::temp_dir().join(format!("tally-{}-{}.ttyS1", s.name, std::process::id())));
+                if let Some(path) = &capture {
+                    q = q.capture(path);
+                }
+                let (mut verdict, serial, took) = match q.run_captured(Duration::from_secs(s.timeout)) {
                     Ok((status, serial, took)) => (s.judge(status, &serial), serial, took),
                     Err(e) => (Err(e), String::new(), Duration::ZERO),
                 };
+                if let (Some(path), Ok(())) = (&capture, &verdict) {
+                    verdict = std::fs::read(path).map_err(|e| format!("cannot read the COM2 capture {}: {e}", path.display())).and_then(|b| s.judge_capture(&b));
+                }
+                if let Some(path) = &capture {
+                    match &verdict {
+                        Ok(()) => {
+                            let _ = std::fs::remove_file(path);
+                        }
+                        Err(why) => verdict = Err(format!("{why}\n(COM2 capture kept in {})", path.display())),
+                    }
+                }
                 let note = format!(" ({:.1} s)", took.as_secs_f64());
                 let detail = match &verdict {
                     Ok(()) => String::new(),

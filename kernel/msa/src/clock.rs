@@ -13,11 +13,19 @@
 //! true at every instant: time is only ever moved from "since the last change" into exactly
 //! one state's clock, never created or dropped.
 //!
+//! The same switches also delimit *delay episodes* (runs of time waiting for the CPU, the
+//! disk or an interrupt), which taskstats reports as Linux's delay accounting: see
+//! [`crate::delay`]. They cost one table lookup per switch and a little more only when the
+//! delay class changes.
+//!
 //! Callers: the scheduler (`tally-sched`) on sleeps, wake-ups and context switches;
 //! [`crate::IrqAccounting`] on interrupt entry and exit; the kernel's system-call and trap
 //! entry paths for `ONCPU_USR` ↔ `ONCPU_SYS` ↔ `ONCPU_TRAP`; and the `msa()` system call,
 //! which reads [`MsaClock::snapshot`].
 
+use crate::delay::DelayStats;
+#[cfg(feature = "accounting")]
+use crate::delay::{DelayEpisodes, DELAY_CLASS, NR_DELAY_CLASSES};
 use tally_uapi::msa::{MicroState, NR_MICROSTATES};
 
 /// One value per microstate, indexed by [`MicroState::index`]: TSC ticks inside the kernel.
@@ -39,12 +47,31 @@ pub struct MsaClock {
     /// in here yet; [`MsaClock::snapshot`] adds it).
     #[cfg(feature = "accounting")]
     clocks: MsaTimes,
+    /// Closed episodes of each delay class, plus the count of the open one (indexed by
+    /// `DelayClass as usize`).
+    #[cfg(feature = "accounting")]
+    episodes: [DelayEpisodes; NR_DELAY_CLASSES],
+    /// Where the open delay episode began (a past `last_change`); meaningless while the
+    /// current state is no delay.
+    #[cfg(feature = "accounting")]
+    episode_start: u64,
 }
 
 impl MsaClock {
     /// A clock for a task born at TSC `now`, starting out in `state`.
     #[allow(unused_variables)]
     pub const fn new(now: u64, state: MicroState) -> Self {
+        // A task born into a delay state (a new task waits on the run queue) starts its
+        // first episode at birth.
+        #[cfg(feature = "accounting")]
+        let episodes = {
+            let mut e = [DelayEpisodes::ZERO; NR_DELAY_CLASSES];
+            let class = DELAY_CLASS[state.index()] as usize;
+            if class < NR_DELAY_CLASSES {
+                e[class].count = 1;
+            }
+            e
+        };
         MsaClock {
             #[cfg(feature = "accounting")]
             created: now,
@@ -54,6 +81,10 @@ impl MsaClock {
             state,
             #[cfg(feature = "accounting")]
             clocks: [0; NR_MICROSTATES],
+            #[cfg(feature = "accounting")]
+            episodes,
+            #[cfg(feature = "accounting")]
+            episode_start: now,
         }
     }
 
@@ -64,6 +95,10 @@ impl MsaClock {
     /// already spent into the clock. `now` should never go backwards; if it does (a TSC that
     /// is not synchronised between CPUs, say), nothing is charged and the last-change time is
     /// kept, so no tick is ever counted twice.
+    ///
+    /// When the delay class changes (see [`crate::delay`]) the open episode closes and/or a
+    /// new one opens, at `last_change` as just updated — the instant from which the clocks
+    /// themselves charge the new state, so episodes and clocks agree to the tick.
     #[inline]
     #[allow(unused_variables)]
     pub fn switch(&mut self, now: u64, new: MicroState) {
@@ -73,7 +108,27 @@ impl MsaClock {
                 self.clocks[self.state.index()] += now - self.last_change;
                 self.last_change = now;
             }
+            let from = DELAY_CLASS[self.state.index()];
+            let to = DELAY_CLASS[new.index()];
+            if from != to {
+                self.delay_boundary(from, to);
+            }
             self.state = new;
+        }
+    }
+
+    /// The delay class changes from `from` to `to` at `last_change` (either may be
+    /// `NO_DELAY`, which `get_mut` does not find).
+    #[cfg(feature = "accounting")]
+    #[inline]
+    fn delay_boundary(&mut self, from: u8, to: u8) {
+        let at = self.last_change;
+        if let Some(e) = self.episodes.get_mut(from as usize) {
+            e.close(at - self.episode_start, at);
+        }
+        if let Some(e) = self.episodes.get_mut(to as usize) {
+            e.open();
+            self.episode_start = at;
         }
     }
 
@@ -160,6 +215,44 @@ impl MsaClock {
         }
     }
 
+    /// The task's delays at `now`: the closed episodes, and the open one (if the task is in
+    /// a delay state) as if it ended at `now`, so that the totals agree with
+    /// [`MsaClock::snapshot`] at the same `now`. Does not modify the clock. All zero without
+    /// the `accounting` feature.
+    #[allow(unused_variables)]
+    pub fn delays(&self, now: u64) -> DelayStats {
+        #[cfg(feature = "accounting")]
+        {
+            let mut e = self.episodes;
+            if let Some(open) = e.get_mut(DELAY_CLASS[self.state.index()] as usize) {
+                let end = now.max(self.last_change);
+                open.close(end - self.episode_start, end);
+            }
+            DelayStats::from_classes(e)
+        }
+        #[cfg(not(feature = "accounting"))]
+        {
+            DelayStats::ZERO
+        }
+    }
+
+    /// [`MsaClock::delays`] as it *would* read had the task switched to `state` at `at`: the
+    /// companion of [`MsaClock::snapshot_as_if_switched`]. (For the lazy array flip it gives
+    /// the same numbers as `delays(now)`: both queues are one delay class.)
+    #[allow(unused_variables)]
+    pub fn delays_as_if_switched(&self, at: u64, state: MicroState, now: u64) -> DelayStats {
+        #[cfg(feature = "accounting")]
+        {
+            let mut shadow = self.clone();
+            shadow.switch(at, state);
+            shadow.delays(now)
+        }
+        #[cfg(not(feature = "accounting"))]
+        {
+            DelayStats::ZERO
+        }
+    }
+
     /// Add this task's clocks at `now` into `sum` — how `MSA_SELF` adds up a process's
     /// threads and `MSA_CHILDREN` keeps the totals of reaped children.
     pub fn add_to(&self, now: u64, sum: &mut MsaTimes) {
@@ -232,6 +325,11 @@ mod tests_compiled_out {
         c.switch(200, MicroState::OncpuUsr);
         assert_eq!(c.snapshot(300), [0; NR_MICROSTATES]);
         assert_eq!(c.created(), 0);
+        assert_eq!(c.delays(300), crate::DelayStats::ZERO);
+        assert_eq!(
+            c.delays_as_if_switched(300, MicroState::Interrupted, 400),
+            crate::DelayStats::ZERO
+        );
         assert_eq!(core::mem::size_of::<MsaClock>(), 0);
     }
 }

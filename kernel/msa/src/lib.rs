@@ -39,6 +39,11 @@
 //!   msa() system call ─► MsaClock::snapshot(now) ─► nanoseconds (tally-time) ─► user
 //! ```
 //!
+//! The same state changes give Linux's *delay accounting* for free: a wait on the run
+//! queue, for the disk or in an interrupt is a stretch of time in certain microstates, and
+//! [`MsaClock::delays`] reports those stretches as [`DelayStats`] (count, total, longest,
+//! shortest, when the longest was seen), exactly consistent with the clocks ([`delay`]).
+//!
 //! The `accounting` cargo feature (on by default) can be turned off: every hook then compiles
 //! to nothing and every clock reads zero, with the same API, so the kernel can be benchmarked
 //! with accounting compiled in and out. Nesting depth is still tracked either way, because
@@ -47,10 +52,12 @@
 #![forbid(unsafe_code)]
 
 mod clock;
+pub mod delay;
 mod irq;
 mod line_stats;
 
 pub use clock::{MsaClock, MsaTimes};
+pub use delay::{DelayClass, DelayEpisodes, DelayStats, NR_DELAY_CLASSES};
 pub use irq::{IrqAccounting, MAX_IRQ_NESTING, NR_IRQ_LINES};
 pub use line_stats::{EventTimer, IntrCounts, IntrKind, IrqLineStats, NR_INTR_KINDS};
 pub use tally_uapi::msa::{MicroState, NR_MICROSTATES};

@@ -1,25 +1,23 @@
 //! User-mode benchmarks: `/bin/ubench` (userland/src/bin/ubench.rs) run as processes.
 //!
 //! * `null_syscall` — `getpid()` from ring 3; `msa_self` — `msa(13, MSA_SELF, timers)`.
-//! * `user_ctx_yield`, P = 2…96 processes — a user-to-user context switch after LMbench's
-//!   `lat_ctx`, except that the P processes pass the CPU with `sched_yield()` in a ring
-//!   (Tally has no pipes yet; see the program's doc comment).
+//! * `lat_ctx`, P = 2…96 processes — a user-to-user context switch as LMbench's `lat_ctx`
+//!   measures it: a token passed round a ring of P processes through pipes, each hop a
+//!   blocking `read` woken by a `write` (the ring is built by `ubench ctx`, see its doc).
 //!
 //! The processes time themselves with `rdtsc` and print `BENCHRAW {…}` lines; `xtask`
-//! aggregates them per (name, param). This side only spawns and reaps them. For
-//! `user_ctx_yield` it gives all P the same start line, a TSC value far enough ahead that
-//! all are spawned and yielding in the ring before any starts timing; it says so if the
-//! spawning overran it (that row then also holds some spawn time).
+//! aggregates them per (name, param). This side only spawns and reaps them.
 
 use alloc::format;
 use alloc::vec::Vec;
 
 use super::Harness;
-use crate::{arch, task};
+use crate::task;
 
 const PATH: &str = "/bin/ubench";
 const SYSCALLS: u64 = 100_000;
-const YIELDS: u64 = 500;
+/// Rounds of the token ring per P (each round is P switches).
+const ROUNDS: u64 = 200;
 const PROCS: [u64; 7] = [2, 4, 8, 16, 32, 64, 96];
 
 /// Spawn `ubench ARGS...`, returning its pid (reported, not fatal, if it fails).
@@ -55,36 +53,11 @@ pub fn user(h: &mut Harness) {
         }
     }
 
-    let clock = crate::time::clock();
-    let yields = format!("{YIELDS}");
-    // How long one spawn takes (plus the new process's first steps): measured once, with
-    // `ubench getpid 0`, which prints nothing.
-    let t = arch::tsc::read();
-    if let Some(pid) = spawn(&["getpid", "0"]) {
-        reap(&[pid]);
-    }
-    let per_spawn = arch::tsc::read() - t;
+    let rounds = format!("{ROUNDS}");
     for p in PROCS {
-        // 20 ms plus 4× the measured spawn cost (at least 1 ms) per process: the processes
-        // already spawned take CPU from the spawner while they wait at the start line.
-        let margin = clock.ns_to_ticks(20_000_000) + p * (4 * per_spawn).max(clock.ns_to_ticks(1_000_000));
-        let start = arch::tsc::read() + margin;
-        let (start_s, p_s) = (format!("{start}"), format!("{p}"));
-        let mut pids = Vec::new();
-        for _ in 0..p {
-            match spawn(&["yield", &yields, &start_s, &p_s]) {
-                Some(pid) => pids.push(pid),
-                None => break,
-            }
+        if let Some(pid) = spawn(&["ctx", &rounds, &format!("{p}")]) {
+            reap(&[pid]);
+            h.ran += 1;
         }
-        let done = arch::tsc::read();
-        if done >= start {
-            println!(
-                "bench: user_ctx_yield P={p}: spawning overran the start line by {} us",
-                clock.ticks_to_ns(done - start) / 1000
-            );
-        }
-        reap(&pids);
-        h.ran += 1;
     }
 }

@@ -16,6 +16,8 @@ mod timer;
 mod user;
 mod user_acct;
 mod user_proc;
+mod signals;
+mod taskstats;
 
 use crate::arch::{self, qemu::ExitCode};
 
@@ -62,6 +64,9 @@ const TESTS: &[(&str, Test)] = &[
     ("user_read", user_acct::read),
     ("user_blk", user_acct::blk),
     ("syscall_fuzz", user_acct::fuzz),
+    ("signals", signals::signals),
+    ("taskstats", taskstats::records),
+    ("taskstats_storm", taskstats::exit_storm),
 ];
 
 pub fn run(name: &str) -> ! {

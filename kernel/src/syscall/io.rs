@@ -1,26 +1,39 @@
-//! `read` and `write`: the console as file descriptors 0, 1 and 2.
+//! `read`, `write`, `pipe2` and `close`: file descriptors (`crate::file`).
 //!
-//! There are no files yet; standard input, output and error are the console.
+//! There is no file system: a descriptor names the console (0, 1 and 2 of a process the
+//! kernel starts), a pipe end, or a bus socket (`read`/`write` on a socket are `recv`/`send`,
+//! see `socket.rs`).
 //!
-//! **read(0, buf, count)** takes what has been typed (`crate::drivers::tty`: sleeps until
+//! **read(console, buf, count)** takes what has been typed (`crate::drivers::tty`: sleeps until
 //! at least one byte is there; `^D` is end of input). The buffer is validated (writable)
 //! before the call can sleep, so a bad pointer is `-EFAULT` at once; the bytes are copied
-//! out through a small kernel buffer. `count == 0` returns 0 without waiting. Other fds are
-//! `-EBADF`. Each call that returns data or end of input is counted for the task
+//! out through a small kernel buffer. `count == 0` returns 0 without waiting. On a pipe's read
+//! end it sleeps until there are bytes or no writer is left (0: end of file). Each call that returns data or end of input is counted for the task
 //! (`read_char`, `read_syscalls`).
 //!
-//! **write(1 or 2, buf, count)**: the whole
+//! **write(console or pipe, buf, count)**: the whole
 //! buffer is validated first — a bad pointer anywhere in it writes nothing and returns
 //! `-EFAULT` — then copied in and printed a piece at a time through a small buffer on the
 //! kernel stack (so no user-chosen size is ever allocated). Bytes that are not UTF-8 are
 //! shown as U+FFFD; a character split between two pieces is kept whole. Each call is counted
 //! for the task — bytes (`write_char`) and calls (`write_syscalls`) — as process accounting
-//! reports them.
+//! reports them. A pipe with no reader left is `-EPIPE` (no `SIGPIPE` is sent).
+//!
+//! **pipe2(fds, flags)**: a new pipe; `fds[0]` reads, `fds[1]` writes. `flags` may be 0 or
+//! `O_CLOEXEC` (meaningless without `exec`, accepted); anything else is `-EINVAL`.
+//! **close(fd)**: the descriptor is freed; the file closes when nothing refers to it.
 
-use tally_uapi::errno::EBADF;
+use alloc::sync::Arc;
+use tally_uapi::errno::{EBADF, EINVAL};
 
 use super::{int_arg, uaccess, Args, SysResult};
+use crate::file::{pipe, OpenFile};
 use crate::task;
+
+/// The open file behind the caller's descriptor `fd`.
+pub fn file(fd: i32) -> Result<Arc<OpenFile>, i32> {
+    task::current_files().ok_or(EBADF)?.get(fd)
+}
 
 /// At most this much per `read` call is taken from the console buffer.
 const READ_PIECE: usize = 256;
@@ -28,8 +41,9 @@ const READ_PIECE: usize = 256;
 /// `read(fd, buf, count)`.
 pub fn read(a: &Args) -> SysResult {
     let (fd, addr, count) = (int_arg(a[0]), a[1], a[2]);
-    if fd != 0 {
-        return Err(EBADF);
+    let f = file(fd)?;
+    if let OpenFile::Socket(sock) = &*f {
+        return super::socket::recv_into(sock, addr, count, 0);
     }
     if count == 0 {
         return Ok(0);
@@ -37,7 +51,11 @@ pub fn read(a: &Args) -> SysResult {
     let want = count.min(READ_PIECE as u64) as usize;
     uaccess::check(addr, want as u64, true)?;
     let mut buf = [0u8; READ_PIECE];
-    let n = crate::drivers::tty::read(&mut buf[..want])?;
+    let n = match &*f {
+        OpenFile::Console => crate::drivers::tty::read(&mut buf[..want])?,
+        OpenFile::PipeReader(r) => r.read(&mut buf[..want])?,
+        _ => return Err(EBADF),
+    };
     // The bytes are out of the console buffer now; if the memory went away meanwhile (another
     // thread unmapped it), they are lost, as Linux loses them in the same case.
     uaccess::copy_to_user(addr, &buf[..n])?;
@@ -52,8 +70,13 @@ const PIECE: usize = 256;
 /// `write(fd, buf, count)`.
 pub fn write(a: &Args) -> SysResult {
     let (fd, addr, count) = (int_arg(a[0]), a[1], a[2].min(MAX_WRITE));
-    if fd != 1 && fd != 2 {
-        return Err(EBADF);
+    let f = file(fd)?;
+    match &*f {
+        OpenFile::Console => {}
+        OpenFile::Serial2 => return write_serial2(addr, count),
+        OpenFile::PipeWriter(w) => return write_pipe(w, addr, count),
+        OpenFile::Socket(sock) => return super::socket::send_from(sock, addr, count),
+        _ => return Err(EBADF),
     }
     uaccess::check(addr, count, false)?;
     let mut buf = [0u8; PIECE];
@@ -75,6 +98,115 @@ pub fn write(a: &Args) -> SysResult {
     }
     task::account_write(done);
     Ok(done)
+}
+
+/// `write` on a pipe: copied in pieces of at most `PIPE_BUF_SIZE` (so a write that fits in
+/// `PIPE_BUF` goes in whole, atomically).
+fn write_pipe(w: &pipe::Writer, addr: u64, count: u64) -> SysResult {
+    uaccess::check(addr, count, false)?;
+    // Small writes (a token, a line) use a small buffer: zeroing a page per call would cost
+    // more than the copy.
+    let (mut small, mut big) = ([0u8; 256], alloc::vec::Vec::new());
+    let buf: &mut [u8] = if count <= small.len() as u64 {
+        &mut small
+    } else {
+        big.resize(pipe::PIPE_BUF_SIZE, 0);
+        &mut big
+    };
+    let mut done = 0u64;
+    while done < count {
+        let n = (count - done).min(buf.len() as u64) as usize;
+        if let Err(e) = uaccess::copy_from_user(addr + done, &mut buf[..n]) {
+            if done == 0 {
+                return Err(e);
+            }
+            break;
+        }
+        match w.write(&buf[..n]) {
+            Ok(k) => {
+                done += k as u64;
+                if k < n {
+                    break;
+                }
+            }
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        }
+    }
+    task::account_write(done);
+    Ok(done)
+}
+
+/// `write` on `/dev/ttyS1`: the bytes go out on COM2 unchanged.
+fn write_serial2(addr: u64, count: u64) -> SysResult {
+    uaccess::check(addr, count, false)?;
+    let mut buf = [0u8; 256];
+    let mut done = 0u64;
+    while done < count {
+        let n = (count - done).min(buf.len() as u64) as usize;
+        uaccess::copy_from_user(addr + done, &mut buf[..n])?;
+        crate::arch::serial::com2_write(&buf[..n]);
+        done += n as u64;
+    }
+    task::account_write(done);
+    Ok(done)
+}
+
+/// `open` flags (Linux's): the access mode.
+const O_ACCMODE: u64 = 0o3;
+const O_WRONLY: u64 = 0o1;
+
+/// `open(path, flags, mode)`: Tally has no file system; two device paths exist —
+/// `/dev/console` (the console, any access mode) and `/dev/ttyS1` (COM2, `O_WRONLY` only:
+/// `EACCES` otherwise; `ENXIO` if the machine has no COM2). Anything else is `ENOENT`.
+pub fn open(a: &Args) -> SysResult {
+    let (path, flags) = (a[0], a[1]);
+    let name = uaccess::str_from_user(path, tally_uapi::syscall::SPAWN_PATH_MAX)?;
+    let file = match name.as_slice() {
+        b"/dev/console" => OpenFile::Console,
+        b"/dev/ttyS1" if flags & O_ACCMODE != O_WRONLY => return Err(tally_uapi::errno::EACCES),
+        b"/dev/ttyS1" if !crate::arch::serial::com2_present() => return Err(tally_uapi::errno::ENXIO),
+        b"/dev/ttyS1" => OpenFile::Serial2,
+        _ => return Err(tally_uapi::errno::ENOENT),
+    };
+    Ok(task::current_files().ok_or(EBADF)?.install(file)? as u64)
+}
+
+/// `O_CLOEXEC` for `pipe2` (Linux's value).
+const O_CLOEXEC: u64 = 0o2_000_000;
+
+/// `pipe2(fds, flags)`.
+pub fn pipe2(a: &Args) -> SysResult {
+    let (addr, flags) = (a[0], int_arg(a[1]) as u32 as u64);
+    if flags & !O_CLOEXEC != 0 {
+        return Err(EINVAL);
+    }
+    let files = task::current_files().ok_or(EBADF)?;
+    uaccess::check(addr, 8, true)?;
+    let (r, w) = pipe::new();
+    let rfd = files.install(OpenFile::PipeReader(r))?;
+    let wfd = match files.install(OpenFile::PipeWriter(w)) {
+        Ok(fd) => fd,
+        Err(e) => {
+            let _ = files.close(rfd);
+            return Err(e);
+        }
+    };
+    let mut out = [0u8; 8];
+    out[..4].copy_from_slice(&rfd.to_le_bytes());
+    out[4..].copy_from_slice(&wfd.to_le_bytes());
+    if let Err(e) = uaccess::copy_to_user(addr, &out) {
+        let _ = files.close(rfd);
+        let _ = files.close(wfd);
+        return Err(e);
+    }
+    Ok(0)
+}
+
+/// `close(fd)`.
+pub fn close(a: &Args) -> SysResult {
+    task::current_files().ok_or(EBADF)?.close(int_arg(a[0]))?;
+    Ok(0)
 }
 
 /// Print `bytes` as UTF-8 (U+FFFD for invalid sequences). If `more` follows, an incomplete

@@ -14,7 +14,8 @@
 //!    for (it woke someone more important) happens now, before returning to user mode;
 //! 4. [`leave`], with interrupts off: the running microstate becomes ONCPU_USR.
 //!
-//! Handlers live one file per concern: `io.rs` (read, write: the console), `process.rs`
+//! Handlers live one file per concern: `io.rs` (read, write, pipe2, close: descriptors),
+//! `socket.rs` (bus sockets), `process.rs`
 //! (ids, uid, exit), `spawn.rs` (spawn, thread_create), `wait.rs` (wait4 and its rusage),
 //! `sched.rs` (yield, sleep, nice, policy), `time.rs` (clocks), `mem.rs` (brk, mmap,
 //! munmap), `msa.rs` (microstate times), `kstat.rs` (the kstat chain), `blk.rs` (raw disk
@@ -36,6 +37,7 @@ mod msa;
 mod process;
 mod procstat;
 mod sched;
+mod socket;
 mod spawn;
 mod time;
 pub mod uaccess;
@@ -64,6 +66,15 @@ pub static TABLE: [Option<(&str, Handler)>; NR_SYSCALLS] = {
     let mut t: [Option<(&str, Handler)>; NR_SYSCALLS] = [None; NR_SYSCALLS];
     t[SYS_READ] = Some(("read", io::read));
     t[SYS_WRITE] = Some(("write", io::write));
+    t[SYS_OPEN] = Some(("open", io::open));
+    t[SYS_CLOSE] = Some(("close", io::close));
+    t[SYS_PIPE2] = Some(("pipe2", io::pipe2));
+    t[SYS_SOCKET] = Some(("socket", socket::socket));
+    t[SYS_SENDTO] = Some(("sendto", socket::sendto));
+    t[SYS_RECVFROM] = Some(("recvfrom", socket::recvfrom));
+    t[SYS_BIND] = Some(("bind", socket::bind));
+    t[SYS_SETSOCKOPT] = Some(("setsockopt", socket::setsockopt));
+    t[SYS_GETSOCKOPT] = Some(("getsockopt", socket::getsockopt));
     t[SYS_MMAP] = Some(("mmap", mem::mmap));
     t[SYS_MUNMAP] = Some(("munmap", mem::munmap));
     t[SYS_BRK] = Some(("brk", mem::brk));
@@ -72,6 +83,7 @@ pub static TABLE: [Option<(&str, Handler)>; NR_SYSCALLS] = {
     t[SYS_GETPID] = Some(("getpid", process::getpid));
     t[SYS_EXIT] = Some(("exit", process::exit));
     t[SYS_WAIT4] = Some(("wait4", wait::wait4));
+    t[SYS_KILL] = Some(("kill", process::kill));
     t[SYS_GETUID] = Some(("getuid", process::getuid));
     t[SYS_SETUID] = Some(("setuid", process::setuid));
     t[SYS_GETPPID] = Some(("getppid", process::getppid));

@@ -26,6 +26,11 @@ pub fn getppid(_: &Args) -> SysResult {
     Ok(task::current_ids().ppid as u64)
 }
 
+/// `kill(pid, sig)`: see `tally_uapi::signal`.
+pub fn kill(a: &Args) -> SysResult {
+    task::kill(int_arg(a[0]), int_arg(a[1])).map(|()| 0)
+}
+
 pub fn getuid(_: &Args) -> SysResult {
     Ok(task::current_ids().uid as u64)
 }

@@ -27,7 +27,8 @@
 //! nanoseconds here, on the way out, as in `msa()`.
 //!
 //! **Counters.** `syscalls` is counted at every system-call entry (`task::syscall_entered`).
-//! `signals` is 0: Tally delivers no signals besides the fatal ones, which end the task.
+//! `signals` counts the signals the thread received (`task/signal.rs`): SIGCHLD for each
+//! ended child, `kill`s, fatal exceptions.
 //! `minflt`, `majflt` (always 0: no paging), `nvcsw` and `nivcsw` are the task's counters.
 
 use alloc::vec::Vec;
@@ -87,7 +88,7 @@ fn record(t: &TaskStat, now_ns: u64, clock: &tally_time::TscClock) -> ProcStat {
         nvcsw: c.nvcsw,
         nivcsw: c.nivcsw,
         syscalls: c.syscalls,
-        signals: 0,
+        signals: c.signals,
         minflt: c.minflt,
         majflt: c.majflt,
         start_ns: clock.monotonic_ns(t.created),

@@ -45,7 +45,7 @@ pub fn copy_to_user(addr: u64, buf: &[u8]) -> Result<(), i32> {
 /// A NUL-terminated string at user address `addr`, without its NUL, at most `max` bytes
 /// long (`E2BIG` if there is no NUL within `max + 1` bytes). Reads page by page, so a string
 /// that ends just before an unmapped page is fine.
-#[allow(dead_code)] // for NUL-terminated strings (spawn takes (pointer, length) pairs)
+/// (`open` takes its path this way; `spawn` takes (pointer, length) pairs.)
 pub fn str_from_user(addr: u64, max: usize) -> Result<Vec<u8>, i32> {
     let mut out = Vec::new();
     let mut at = addr;

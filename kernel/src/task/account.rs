@@ -101,10 +101,21 @@ impl Kernel {
         Ok(b)
     }
 
+    /// `MSA_SELF` of the process of `key` at TSC `now` — [`Kernel::process_msa`]'s total,
+    /// without collecting the parts (no allocation: this is the `msa()` fast path).
+    pub(super) fn process_msa_total(&mut self, key: TaskKey, now: u64) -> Result<MsaTimes, i32> {
+        let mut total = self.tasks.dead_total(key)?.msa;
+        for &t in self.tasks.threads(key)? {
+            let clocks = self.rq.msa_snapshot(&mut HotStore(&mut self.hot), Kernel::sched_key(t), now);
+            add_msa(&mut total, &clocks);
+        }
+        Ok(total)
+    }
+
     /// The current process's CPU time (on-CPU microstates of all its threads) at `now`.
     fn process_cpu(&mut self, now: u64) -> u64 {
         let cur = self.current();
-        self.process_msa(cur, now).map(|b| on_cpu(&b.total)).unwrap_or(0)
+        self.process_msa_total(cur, now).map(|t| on_cpu(&t)).unwrap_or(0)
     }
 }
 
@@ -115,7 +126,7 @@ pub fn msa_of(which: MsaWhich) -> MsaTimes {
         let cur = k.current();
         match which {
             MsaWhich::Thread => k.rq.msa_snapshot(&mut HotStore(&mut k.hot), k.rq.current(), now),
-            MsaWhich::SelfProcess => k.process_msa(cur, now).map(|b| b.total).unwrap_or([0; NR_MICROSTATES]),
+            MsaWhich::SelfProcess => k.process_msa_total(cur, now).unwrap_or([0; NR_MICROSTATES]),
             MsaWhich::Children => k.tasks.children_total(cur).map(|t| t.msa).unwrap_or([0; NR_MICROSTATES]),
         }
     })

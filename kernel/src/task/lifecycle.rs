@@ -198,8 +198,14 @@ pub fn exit_group(code: i32) -> ! {
 /// accounting records say ACORE as well as AXSIG, as seed 000's `ac_flag` does for such a
 /// death. Tally writes no core file: the flag records how the task died, not a file.
 pub fn exit_signaled(sig: u8) -> ! {
-    let core = matches!(sig, 3 | 4 | 5 | 6 | 7 | 8 | 11 | 31);
+    let core = tally_uapi::signal::default_action(sig) == tally_uapi::signal::DefaultAction::Core;
     let status = ExitStatus::signaled(sig, core).unwrap_or(ExitStatus::exited(128 + sig as i32));
+    with_kernel(|k| {
+        let cur = k.current();
+        if let Ok(t) = k.tasks.get_mut(cur) {
+            t.payload_mut().counters.signals += 1;
+        }
+    });
     exit_with(status, true)
 }
 
@@ -246,16 +252,26 @@ fn exit_killed() -> ! {
 /// Step 1 of the module documentation, for the process of the current task `cur`: record
 /// `status` (unless an exit_group is already under way: the first one wins, as in Linux),
 /// mark the other threads and wake those asleep interruptibly.
-fn start_group_exit(k: &mut Kernel, cur: TaskKey, status: ExitStatus, now: u64) {
-    let Ok(leader) = k.tasks.leader(cur) else { return };
+pub(super) fn start_group_exit(k: &mut Kernel, cur: TaskKey, status: ExitStatus, now: u64) {
+    kill_group(k, cur, status, Some(cur), now);
+}
+
+/// Record `status` as the exit status of `member`'s process (the first one wins) and mark
+/// every thread but `spare` to die, waking those asleep interruptibly. (`exit_group` spares
+/// the caller, which is exiting anyway; `kill` spares nobody.)
+pub(super) fn kill_group(k: &mut Kernel, member: TaskKey, status: ExitStatus, spare: Option<TaskKey>, now: u64) {
+    let Ok(leader) = k.tasks.leader(member) else { return };
     if let Ok(l) = k.tasks.get_mut(leader) {
         let p = l.payload_mut();
         if p.group_exit.is_none() {
             p.group_exit = Some(status);
         }
     }
-    let others: alloc::vec::Vec<TaskKey> =
-        k.tasks.threads(cur).map(|t| t.iter().copied().filter(|&t| t != cur).collect()).unwrap_or_default();
+    let others: alloc::vec::Vec<TaskKey> = k
+        .tasks
+        .threads(member)
+        .map(|t| t.iter().copied().filter(|&t| Some(t) != spare).collect())
+        .unwrap_or_default();
     for t in others {
         let s = Kernel::sched_key(t);
         let Some(hot) = k.hot.get_mut(s.0 as usize).and_then(|h| h.as_mut()) else { continue };
@@ -274,7 +290,7 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
     arch::cpu::without_interrupts(|| {
         // Interrupts stay off from here to the final switch: no other task runs in between,
         // so what is decided in the first step still holds in the second.
-        let (status, last, vm) = with_kernel(|k| {
+        let (status, last, vm, files) = with_kernel(|k| {
             let cur = k.current();
             let now = arch::tsc::read();
             if group {
@@ -283,9 +299,16 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
             let group_status =
                 k.tasks.leader(cur).and_then(|l| k.tasks.get(l)).ok().and_then(|l| l.payload().group_exit);
             let last = k.tasks.threads(cur).is_ok_and(|t| t.len() <= 1);
-            let vm = k.tasks.get(cur).ok().and_then(|t| t.payload().user.as_ref().map(|u| Arc::clone(u.vm())));
-            (group_status.unwrap_or(status), last, vm)
+            let user = k.tasks.get(cur).ok().and_then(|t| t.payload().user.as_ref());
+            let vm = user.map(|u| Arc::clone(u.vm()));
+            let files = user.map(|u| Arc::clone(u.files()));
+            (group_status.unwrap_or(status), last, vm, files)
         });
+        // The last thread closes the process's descriptors (outside the kernel lock: closing
+        // a pipe end wakes its peers, closing a socket takes the bus lock).
+        if let (Some(files), true) = (files, last) {
+            files.close_all();
+        }
         // A process's memory goes with its last thread (Linux's exit_mm), while the thread
         // still runs: a zombie holds no user pages. Its address space stays active until the
         // switch below; only its (now empty) top-level table lives on with the thread. The
@@ -294,18 +317,29 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
             (Some(vm), true) => vm.teardown(super::current_process_cpu_ticks()),
             _ => MemUsage::default(),
         };
+        // Taskstats listeners get the exit record(s) (crate::bus); a thread that is not the
+        // last shows its process's memory as it is now (only the last one's numbers go into
+        // the accumulators, which would otherwise count the process's memory twice).
+        let listening = crate::bus::exit_listeners();
+        let record_mem = match (&vm, last, listening) {
+            (Some(vm), false, true) => vm.usage(super::current_process_cpu_ticks()),
+            _ => mem,
+        };
         drop(vm);
-        let threads = {
+        // Step 2a, under the lock: the task leaves the table; its records are taken from the
+        // very numbers its accumulators receive.
+        let (report, my_thread, records) = {
             let mut guard = KERNEL.lock();
             let k = guard.as_mut().expect("task::init not called");
             let now = arch::tsc::read();
             let me = k.rq.current();
             let cur = k.current();
             let clocks = k.rq.msa_snapshot(&mut HotStore(&mut k.hot), me, now);
+            let delays = HotStore(&mut k.hot).clock(me).delays(now);
             check_at_exit(k, me, &clocks, now);
             let mut record = None;
             let harvest = |p: &mut Payload| {
-                let t = Totals { msa: clocks, counters: p.counters, mem };
+                let t = Totals { msa: clocks, delays, counters: p.counters, mem };
                 record = Some(t.clone());
                 t
             };
@@ -313,8 +347,14 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
             let group_exiting = k.tasks.leader(cur).and_then(|l| k.tasks.get(l)).is_ok_and(|l| l.payload().group_exit.is_some());
             let (pid, tgid) = k.tasks.get(cur).map(|t| (t.pid(), t.tgid())).unwrap_or((0, 0));
             // A thread that is not its process's leader leaves the table at once (nobody
-            // waits for threads), so the switch away needs its thread from here.
+            // waits for threads), so the switch away needs its thread from here, and its
+            // identity for the record.
             let my_thread = k.tasks.get(cur).ok().map(|t| Arc::clone(&t.payload().thread));
+            let mut pid_record = None;
+            if listening {
+                let t = Totals { msa: clocks, delays, counters: k.tasks.get(cur).map(|t| t.payload().counters).unwrap_or_default(), mem: record_mem };
+                pid_record = super::taskstats::exiting_thread(k, cur, now, status, &t);
+            }
             let result = if last && group_exiting {
                 k.tasks.exit_group(cur, status, harvest)
             } else {
@@ -331,11 +371,32 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
                 // Cannot happen: exit_group is only called for the last live thread.
                 log::error!("exit: {} thread(s) ended by the table without stopping", report.killed.len());
             }
+            let mut tgid_record = None;
             if let Some(p) = &report.process {
+                if listening {
+                    tgid_record = super::taskstats::exited_group(k, p.leader, now, p.status, &p.total);
+                }
+                // The parent receives SIGCHLD (default action: ignore; counted).
+                if let Some(parent) = p.wake_parent {
+                    super::signal::count_received(k, parent);
+                }
                 for parent in [p.wake_parent, p.wake_init].into_iter().flatten() {
                     wake_waiters(k, parent, now);
                 }
             }
+            (report, my_thread, pid_record.map(|p| (p, tgid_record)))
+        };
+        // Step 2b, with interrupts still off but outside the kernel lock (the bus has its
+        // own, and waking a reader takes the kernel's): hand the records to the listeners.
+        // Delivery never blocks; a full receive buffer drops and counts.
+        if let Some((pid_record, tgid_record)) = records {
+            crate::bus::deliver_exit(pid_record, tgid_record);
+        }
+        // Step 2c: switch away for good.
+        let threads = {
+            let mut guard = KERNEL.lock();
+            let k = guard.as_mut().expect("task::init not called");
+            let now = arch::tsc::read();
             let threads = k.pick_from(PrevAction::Block(BlockReason::Exit), my_thread);
             // Threads released at exit (auto-reaped) leave the scheduler now; their stacks are
             // freed by the next task, after the switch.

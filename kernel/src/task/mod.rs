@@ -36,12 +36,15 @@
 //! | `memacct.rs` | a process's RSS/VM, high-water marks and memory integrals |
 //! | `account.rs` | reading the accounting: `msa()` sums, rusage, per-thread exit records |
 //! | `prio.rs` | nice, scheduling policy, uid and the privilege checks |
+//! | `signal.rs` | `kill`, SIGCHLD, and counting the signals a task receives |
 
 mod account;
 mod exec;
 mod lifecycle;
 pub mod memacct;
 mod prio;
+mod signal;
+pub mod taskstats;
 pub mod ramdisk;
 mod threads;
 mod user;
@@ -65,9 +68,10 @@ pub use account::{
 pub use exec::spawn_program;
 pub use lifecycle::{exit, exit_group, exit_if_killed, exit_signaled, kill_pending, return_to_user, sleep_ns, spawn, spawn_thread, wait, wait_child, yield_now, SchedParams, WaitOptions, WaitResult};
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used};
+pub use signal::kill;
 pub use threads::create_thread;
 pub use user::{
-    account_read, account_write, account_blocks, current_ids, current_vm, note_minor_fault, set_running_state,
+    account_read, account_write, account_blocks, current_files, current_ids, current_vm, note_minor_fault, set_running_state,
     spawn_user, user_page_fault, syscall_entered,
 };
 pub use waitqueue::{IrqCompletion, SleepLock, WaitQueue};
@@ -117,6 +121,8 @@ pub struct TaskCounters {
     /// was still runnable; getrusage(2) calls it voluntary, and so does Tally.)
     pub nvcsw: u64,
     pub nivcsw: u64,
+    /// Signals received (prstat's SIG): SIGCHLD from ended children, `kill`s, faults.
+    pub signals: u64,
 }
 
 impl TaskCounters {
@@ -132,6 +138,7 @@ impl TaskCounters {
             (&mut self.oublock, o.oublock),
             (&mut self.nvcsw, o.nvcsw),
             (&mut self.nivcsw, o.nivcsw),
+            (&mut self.signals, o.signals),
         ];
         for (a, b) in pairs {
             *a = a.wrapping_add(b);
@@ -145,6 +152,8 @@ impl TaskCounters {
 #[derive(Clone, Default, Debug, PartialEq, Eq)]
 pub struct Totals {
     pub msa: MsaTimes,
+    /// Delay episodes (run-queue waits, disk waits, interrupts) for taskstats.
+    pub delays: tally_msa::DelayStats,
     pub counters: TaskCounters,
     pub mem: memacct::MemUsage,
 }
@@ -154,6 +163,7 @@ impl Accumulate for Totals {
         for (a, b) in self.msa.iter_mut().zip(other.msa.iter()) {
             *a = a.wrapping_add(*b);
         }
+        self.delays.add(&other.delays);
         self.counters.add(&other.counters);
         self.mem.add(&other.mem);
     }

@@ -57,7 +57,7 @@ impl Kernel {
         Ok(false)
     }
 
-    fn note_superuser(&mut self) {
+    pub(super) fn note_superuser(&mut self) {
         let cur = self.current();
         if let Ok(t) = self.tasks.get_mut(cur) {
             t.note_superuser();

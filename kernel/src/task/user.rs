@@ -39,10 +39,13 @@ use super::lifecycle::{start_task, thread_entry, SchedParams};
 use super::vm::{FaultOutcome, Vm, USER_END};
 use super::{with_kernel, HotStore, Payload, TaskCounters};
 use crate::arch::{self, context::Thread};
+use crate::file::FileTable;
 
 /// What the task table keeps for a task that has a user mode.
 pub(super) struct UserContext {
     vm: Arc<Vm>,
+    /// The process's descriptors, shared by its threads (`crate::file`).
+    files: Arc<FileTable>,
     /// Where user mode starts: instruction pointer, stack pointer, `rdi`.
     start: (u64, u64, u64),
 }
@@ -50,6 +53,10 @@ pub(super) struct UserContext {
 impl UserContext {
     pub(super) fn vm(&self) -> &Arc<Vm> {
         &self.vm
+    }
+
+    pub(super) fn files(&self) -> &Arc<FileTable> {
+        &self.files
     }
 }
 
@@ -73,9 +80,20 @@ pub(super) fn start_user_task(
     if start.0 >= USER_END || start.1 > USER_END {
         return Err(EINVAL);
     }
+    // A thread shares its process's descriptors; a new process gets a copy of its parent's
+    // (posix_spawn), or the console if the kernel starts it.
+    let parent_files = with_kernel(|k| {
+        let cur = k.current();
+        k.tasks.get(cur).ok().and_then(|t| t.payload().user.as_ref().map(|u| Arc::clone(&u.files)))
+    });
+    let files = match (kind, parent_files) {
+        (CreateKind::Thread, Some(f)) => f,
+        (_, Some(f)) => Arc::new(f.inherit()),
+        (_, None) => Arc::new(FileTable::with_console()),
+    };
     let thread = Thread::spawn_user(thread_entry, 0, Arc::clone(vm.space())).map_err(|_| ENOMEM)?;
     let mut payload = Payload::kernel(thread, Some((start_user, 0)));
-    payload.user = Some(UserContext { vm, start });
+    payload.user = Some(UserContext { vm, files, start });
     start_task(name, params, payload, kind, exec)
 }
 
@@ -119,6 +137,14 @@ pub fn syscall_entered() {
             t.payload_mut().counters.syscalls += 1;
         }
     });
+}
+
+/// The running task's descriptors, if it has a user mode.
+pub fn current_files() -> Option<Arc<FileTable>> {
+    with_kernel(|k| {
+        let cur = k.current();
+        k.tasks.get(cur).ok().and_then(|t| t.payload().user.as_ref().map(|u| Arc::clone(&u.files)))
+    })
 }
 
 /// The running task's memory map, if it has a user mode.

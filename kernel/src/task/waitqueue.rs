@@ -58,9 +58,14 @@ impl WaitQueue {
     /// Wake every waiter. Callable from interrupt handlers.
     pub fn wake_all(&self) {
         arch::cpu::without_interrupts(|| {
-            let woken: VecDeque<SchedKey> = core::mem::take(&mut *self.waiters.lock());
-            for k in woken {
-                super::wake(k);
+            // One at a time, so the queue keeps its capacity: waiting and waking allocate
+            // nothing after the first sleep (the heap allocator is a first-fit free list).
+            loop {
+                let next = self.waiters.lock().pop_front();
+                match next {
+                    Some(k) => super::wake(k),
+                    None => break,
+                }
             }
         });
     }

@@ -29,9 +29,27 @@ impl TscClock {
         self.boot_tsc
     }
 
-    /// A tick count (a duration) in nanoseconds, rounded down.
+    /// A tick count (a duration) in nanoseconds, rounded down — exactly
+    /// `floor(ticks * 10^9 / hz)`, saturating at `u64::MAX`.
+    ///
+    /// This runs for every clock a system call reports (`msa()` converts 13), so it avoids
+    /// 128-bit division, which is a slow library call on x86_64: below ~18.4 × 10^9 ticks
+    /// (several seconds) the product fits in 64 bits and one `div` instruction does it;
+    /// beyond, whole seconds are split off first (`ticks = q·hz + r`, so the result is
+    /// `q·10^9 + floor(r·10^9 / hz)`), still exact.
     pub const fn ticks_to_ns(&self, ticks: u64) -> u64 {
-        let ns = ticks as u128 * 1_000_000_000 / self.hz as u128;
+        const NS: u64 = 1_000_000_000;
+        if ticks <= u64::MAX / NS {
+            return ticks * NS / self.hz;
+        }
+        if self.hz <= u64::MAX / NS {
+            let (q, r) = (ticks / self.hz, ticks % self.hz);
+            return match q.checked_mul(NS) {
+                Some(whole) => whole.saturating_add(r * NS / self.hz),
+                None => u64::MAX,
+            };
+        }
+        let ns = ticks as u128 * NS as u128 / self.hz as u128;
         if ns > u64::MAX as u128 {
             u64::MAX
         } else {
@@ -111,7 +129,34 @@ mod tests {
         assert!((hz as i64 - 2_500_000_000i64).abs() < 2_500_000_000 / 10_000, "{hz}");
     }
 
+    /// The 128-bit formula the fast paths must agree with.
+    fn reference_ns(hz: u64, ticks: u64) -> u64 {
+        let hz = hz.max(1);
+        (ticks as u128 * 1_000_000_000 / hz as u128).min(u64::MAX as u128) as u64
+    }
+
+    #[test]
+    fn fast_paths_meet_at_their_borders() {
+        for hz in [1, 999, 1_000_000_000, 2_999_999_999, 18_446_744_073, 18_446_744_074, u64::MAX] {
+            let c = TscClock::new(hz, 0);
+            let edge = u64::MAX / 1_000_000_000;
+            for t in [0, 1, edge - 1, edge, edge + 1, hz, hz.saturating_mul(7).saturating_add(3), u64::MAX - 1, u64::MAX] {
+                assert_eq!(c.ticks_to_ns(t), reference_ns(hz, t), "hz {hz} ticks {t}");
+            }
+        }
+    }
+
     proptest! {
+        #[test]
+        fn ticks_to_ns_is_exactly_the_128_bit_floor(hz in 1u64..u64::MAX, ticks in any::<u64>()) {
+            prop_assert_eq!(TscClock::new(hz, 0).ticks_to_ns(ticks), reference_ns(hz, ticks));
+        }
+
+        #[test]
+        fn ticks_to_ns_exact_for_real_tsc_rates(hz in 100_000_000u64..10_000_000_000, ticks in any::<u64>()) {
+            prop_assert_eq!(TscClock::new(hz, 0).ticks_to_ns(ticks), reference_ns(hz, ticks));
+        }
+
         #[test]
         fn conversions_round_trip_within_one_unit(hz in 1_000_000u64..10_000_000_000, ticks in 0u64..(1u64 << 44)) {
             let c = TscClock::new(hz, 0);

@@ -10,6 +10,9 @@
 pub mod errno;
 pub mod kstat;
 pub mod msa;
+pub mod netlink;
 pub mod procstat;
+pub mod signal;
 pub mod syscall;
+pub mod taskstats;
 pub mod wait;

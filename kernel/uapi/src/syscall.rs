@@ -29,14 +29,26 @@
 
 pub const SYS_READ: usize = 0;
 pub const SYS_WRITE: usize = 1;
+pub const SYS_OPEN: usize = 2;
+pub const SYS_CLOSE: usize = 3;
 pub const SYS_MMAP: usize = 9;
 pub const SYS_MUNMAP: usize = 11;
 pub const SYS_BRK: usize = 12;
 pub const SYS_SCHED_YIELD: usize = 24;
 pub const SYS_NANOSLEEP: usize = 35;
 pub const SYS_GETPID: usize = 39;
+/// Bus sockets: `socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC)`, `sendto`, `recvfrom`,
+/// `bind`, `setsockopt`/`getsockopt` (`SOL_SOCKET`, `SO_RCVBUF`) — see [`crate::netlink`].
+pub const SYS_SOCKET: usize = 41;
+pub const SYS_SENDTO: usize = 44;
+pub const SYS_RECVFROM: usize = 45;
+pub const SYS_BIND: usize = 49;
+pub const SYS_SETSOCKOPT: usize = 54;
+pub const SYS_GETSOCKOPT: usize = 55;
 pub const SYS_EXIT: usize = 60;
 pub const SYS_WAIT4: usize = 61;
+/// `kill(pid, sig)`: see [`crate::signal`].
+pub const SYS_KILL: usize = 62;
 pub const SYS_GETUID: usize = 102;
 pub const SYS_SETUID: usize = 105;
 pub const SYS_GETPPID: usize = 110;
@@ -45,6 +57,8 @@ pub const SYS_SCHED_SETSCHEDULER: usize = 144;
 pub const SYS_GETTID: usize = 186;
 pub const SYS_CLOCK_GETTIME: usize = 228;
 pub const SYS_EXIT_GROUP: usize = 231;
+/// `pipe2(fds, flags)`: a pipe; `fds[0]` reads, `fds[1]` writes (`int[2]`).
+pub const SYS_PIPE2: usize = 293;
 
 /// `spawn(path, path_len, argv, argc)`: start a program from the ramdisk as a child process.
 pub const SYS_SPAWN: usize = 500;

@@ -30,7 +30,7 @@
 //! | SLP    | `pr_slptime`, all other sleep    | INTERRUPTIBLE_SLEEP + UNINTERRUPTIBLE_SLEEP + POLL_SLEEP |
 //! | LAT    | `pr_wtime`, waiting for a CPU    | ONACTIVEQUEUE + ONEXPIREDQUEUE |
 //! | VCX ICX | `pr_vctx`, `pr_ictx`            | voluntary / involuntary context switches in the interval |
-//! | SCL SIG | `pr_sysc`, `pr_sigs`            | system calls / signals in the interval (SIG is 0: Tally delivers no signals but fatal ones) |
+//! | SCL SIG | `pr_sysc`, `pr_sigs`            | system calls / signals received in the interval (SIGCHLD per ended child, `kill`s, fatal faults) |
 //!
 //! Three states have no column, and their time is simply not shown, so a row can add up to
 //! less than 100: STOPPED (Solaris keeps `pr_stoptime` and prstat does not print it

@@ -12,15 +12,14 @@
 //!
 //! * `getpid N` → `null_syscall`: N `getpid()` calls, the cheapest round trip to the kernel.
 //! * `msa N` → `msa_self`: N `msa(13, MSA_SELF, timers)` calls.
-//! * `yield N START_TSC P` → `user_ctx_yield`, param P: a user-to-user context switch with P
-//!   processes, after LMbench's `lat_ctx`. **Deviation from lat_ctx:** Tally has no pipes
-//!   or other blocking IPC yet, so instead of passing a token through a ring of pipes the P
-//!   processes pass the CPU with `sched_yield()`: under the O(1) scheduler a yielding
-//!   process goes to the expired array, so each yield switches to the next runnable
-//!   process (another address space: a CR3 switch). That is a yield, not a wakeup — no
-//!   sleep/wake path is measured. Every process first yields until `rdtsc >= START_TSC`
-//!   (a common start line the kernel sets far enough ahead to spawn all P), so all P are in
-//!   the ring before anyone times; then it times N yields.
+//! * `ctx N P` → `lat_ctx`, param P: a user-to-user context switch through a blocking call,
+//!   as LMbench's `lat_ctx` measures it. This process makes P pipes in a ring and spawns
+//!   P − 1 copies of itself (`ctxring`, inheriting the pipe ends); process i reads a one-byte
+//!   token from pipe i − 1 and writes it to pipe i. A process whose pipe is empty sleeps in
+//!   `read` (INTERRUPTIBLE_SLEEP), so passing the token once round the ring is P
+//!   write → wake-up → block → switch steps, each into another address space. After one
+//!   warm-up round the leader times N rounds: ops = N × P switches. (LMbench also gives each
+//!   process a working set to touch; Tally's processes touch nothing, like `lat_ctx -s 0`.)
 #![no_std]
 #![no_main]
 #![deny(unsafe_code)]
@@ -28,6 +27,10 @@
 use tally_rt::process::parse_i64;
 use tally_rt::uapi::msa::{ClkT, MSA_SELF, NR_MICROSTATES};
 use tally_rt::{eprintln, println, sys};
+use alloc::format;
+use alloc::vec::Vec;
+
+extern crate alloc;
 
 tally_rt::entry!(main);
 
@@ -75,17 +78,18 @@ fn main() -> i32 {
             let t1 = rdtsc();
             report("msa_self", 0, n, t0, t1);
         }
-        "yield" => {
-            let (Some(start), Some(p)) = (num(3), num(4)) else { return usage() };
-            while rdtsc() < start {
-                let _ = sys::sched_yield();
+        "ctx" => {
+            let Some(p) = num(3).filter(|p| (2..=256).contains(p)) else { return usage() };
+            return ctx_leader(n, p);
+        }
+        "ctxring" => {
+            let (Some(rfd), Some(wfd)) = (num(3), num(4)) else { return usage() };
+            // n + 1 rounds: the warm-up round and the n timed ones.
+            for _ in 0..=n {
+                if pass_token(rfd as usize, wfd as usize).is_err() {
+                    return 1;
+                }
             }
-            let t0 = rdtsc();
-            for _ in 0..n {
-                let _ = sys::sched_yield();
-            }
-            let t1 = rdtsc();
-            report("user_ctx_yield", p, n, t0, t1);
         }
         _ => return usage(),
     }
@@ -93,6 +97,81 @@ fn main() -> i32 {
 }
 
 fn usage() -> i32 {
-    eprintln!("usage: ubench getpid N | ubench msa N | ubench yield N START_TSC P");
+    eprintln!("usage: ubench getpid N | ubench msa N | ubench ctx N P");
     2
+}
+
+/// Wait for the token on `rfd`, hand it on through `wfd`.
+fn pass_token(rfd: usize, wfd: usize) -> Result<(), ()> {
+    let mut token = [0u8; 1];
+    match sys::read(rfd, &mut token) {
+        Ok(1) => {}
+        other => {
+            eprintln!("ubench: ctx: read from fd {rfd}: {other:?}");
+            return Err(());
+        }
+    }
+    sys::write_all(wfd, &token).map_err(|e| eprintln!("ubench: ctx: write to fd {wfd}: {e}"))
+}
+
+/// The `ctx N P` ring (see the module documentation). Process 0 (this one) reads pipe
+/// P − 1 and writes pipe 0; child i reads pipe i − 1 and writes pipe i.
+fn ctx_leader(n: u64, p: u64) -> i32 {
+    let mut pipes = Vec::new();
+    for _ in 0..p {
+        match sys::pipe() {
+            Ok(ends) => pipes.push(ends),
+            Err(e) => {
+                eprintln!("ubench: ctx: pipe: {e}");
+                return 1;
+            }
+        }
+    }
+    let mut children = Vec::new();
+    for i in 1..p as usize {
+        let (rfd, wfd) = (pipes[i - 1].0, pipes[i].1);
+        let (ns, rs, ws) = (format!("{n}"), format!("{rfd}"), format!("{wfd}"));
+        match sys::spawn("/bin/ubench", &["ubench", "ctxring", &ns, &rs, &ws]) {
+            Ok(pid) => children.push(pid),
+            Err(e) => {
+                eprintln!("ubench: ctx: spawn: {e}");
+                return 1;
+            }
+        }
+    }
+    let (rfd, wfd) = (pipes[p as usize - 1].0, pipes[0].1);
+    let round = || {
+        let token = [b't'];
+        sys::write_all(wfd, &token).map_err(|_| ())?;
+        let mut back = [0u8; 1];
+        match sys::read(rfd, &mut back) {
+            Ok(1) => Ok(()),
+            _ => Err(()),
+        }
+    };
+    if round().is_err() {
+        eprintln!("ubench: ctx: warm-up round failed");
+        return 1;
+    }
+    let t0 = rdtsc();
+    for _ in 0..n {
+        if round().is_err() {
+            eprintln!("ubench: ctx: the ring broke");
+            return 1;
+        }
+    }
+    let t1 = rdtsc();
+    let mut failed = 0;
+    for pid in children {
+        let mut status = 0;
+        if sys::wait4(pid as isize, Some(&mut status), 0, None).is_err() || status != 0 {
+            failed += 1;
+        }
+    }
+    if failed > 0 {
+        eprintln!("ubench: ctx: {failed} ring process(es) failed");
+        return 1;
+    }
+    report("lat_ctx", p, n * p, t0, t1);
+    0
 }

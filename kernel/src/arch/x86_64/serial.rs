@@ -1,4 +1,5 @@
-//! COM1, the console: a 16550 UART at I/O port 0x3F8, driven by the `uart_16550` crate.
+//! COM1, the console: a 16550 UART at I/O port 0x3F8, driven by the `uart_16550` crate;
+//! and COM2 at 0x2F8, a raw output channel to the host (`/dev/ttyS1`).
 //!
 //! QEMU connects COM1 to the terminal (`-serial stdio`), so this is where every line the
 //! kernel prints goes, and where tests read the kernel's output.
@@ -28,12 +29,35 @@ const MCR_LOOP: u8 = 1 << 4;
 
 static PORT: Mutex<Option<Uart16550Tty<PioBackend>>> = Mutex::new(None);
 
+/// COM2 (`/dev/ttyS1`): a raw byte channel to the host, which `cargo xtask run` attaches
+/// to a file (taskstats captures). Absent if the machine has no second UART.
+const COM2: u16 = 0x2f8;
+static PORT2: Mutex<Option<Uart16550Tty<PioBackend>>> = Mutex::new(None);
+
 /// Program the UART (8-N-1, FIFO on). Until this runs, output is dropped.
 pub fn init() {
     // SAFETY: 0x3F8..0x3FF is COM1 on every PC and QEMU `pc` machine, and this module is the
     // only code that touches those ports.
     let tty = unsafe { Uart16550Tty::new_port(COM1, Config::default()) };
     *PORT.lock() = tty.ok();
+    // SAFETY: 0x2F8..0x2FF is COM2 on the PC; only this module touches those ports. The
+    // driver's probe fails (and COM2 stays absent) if no UART answers there.
+    let tty2 = unsafe { Uart16550Tty::new_port(COM2, Config::default()) };
+    *PORT2.lock() = tty2.ok();
+}
+
+/// Is there a second serial port?
+pub fn com2_present() -> bool {
+    super::cpu::without_interrupts(|| PORT2.lock().is_some())
+}
+
+/// Send `bytes` unchanged on COM2 (dropped if there is none).
+pub fn com2_write(bytes: &[u8]) {
+    super::cpu::without_interrupts(|| {
+        if let Some(port) = PORT2.lock().as_mut() {
+            port.inner_mut().send_bytes_exact(bytes);
+        }
+    });
 }
 
 /// Write a string with interrupts disabled, so an interrupt handler that prints cannot

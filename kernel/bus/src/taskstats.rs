@@ -1,0 +1,293 @@
+//! # The TASKSTATS family: per-task accounting over the bus
+//!
+//! Linux's taskstats interface (seed 001) gives user programs a task's accounting record
+//! in two ways, and Tally's family does both, with Linux's numbers (`<linux/taskstats.h>`):
+//!
+//! **On request.** A `TASKSTATS_CMD_GET` carries one command attribute and is answered with
+//! one `TASKSTATS_CMD_NEW`:
+//!
+//! ```text
+//!   GET { CMD_ATTR_PID u32 }   →  NEW { AGGR_PID  { PID u32,  STATS, MSA } }
+//!   GET { CMD_ATTR_TGID u32 }  →  NEW { AGGR_TGID { TGID u32, STATS, MSA } }
+//!   GET { CMD_ATTR_REGISTER_CPUMASK "1-3,5" }    →  (nothing; an ack if NLM_F_ACK)
+//!   GET { CMD_ATTR_DEREGISTER_CPUMASK "1-3,5" }  →  (nothing; an ack if NLM_F_ACK)
+//! ```
+//!
+//! `STATS` is a `struct taskstats` and `MSA` (Tally's extension, type 0x4d) the microstate
+//! clocks; both come from the kernel through [`TaskstatsSource`] and are opaque here. When
+//! several command attributes are present, Linux's `taskstats_user_cmd()` order decides:
+//! REGISTER, then DEREGISTER, then PID, then TGID; none of them → `EINVAL`. Attributes the
+//! family does not know are ignored (Linux's legacy validation), but a known one of the
+//! wrong size is `EINVAL`. The command is admin-only (`GENL_ADMIN_PERM`, as in Linux): the
+//! bus answers `EPERM` to a uid other than 0.
+//!
+//! A cpumask longer than `TASKSTATS_CPUMASK_MAXLEN` bytes is `E2BIG` and an empty attribute
+//! `EINVAL`, as Linux's `parse()`; the string itself is checked by [`crate::cpumask`].
+//!
+//! **At exit.** When a task exits on a CPU some socket listens to, the kernel sends every
+//! such listener an [`exit_message`]: `NEW { AGGR_PID {...} }`, and when the task was the
+//! last of its thread group also `AGGR_TGID {...}` with the group's totals. Its `nlmsg_pid`
+//! is 0 (from the kernel) and its `seq` counts per CPU ([`crate::Bus::next_exit_seq`]).
+//!
+//! Nests are written without `NLA_F_NESTED` (Linux's `nla_nest_start_noflag`), because
+//! `getdelays` compares `nla_type` with `TASKSTATS_TYPE_AGGR_PID` exactly.
+//!
+//! **Reading.** [`parse_taskstats_message`] is for user programs and host tools: it turns a
+//! NEW message into its records, skipping attributes it does not know (seed 001's second way
+//! of extending the interface depends on readers doing so).
+
+use alloc::vec::Vec;
+
+use tally_uapi::netlink::{GENL_ADMIN_PERM, NLM_F_REQUEST};
+use tally_uapi::netlink::NlMsgHdr;
+use tally_uapi::taskstats::{
+    TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, TASKSTATS_CMD_ATTR_PID, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
+    TASKSTATS_CMD_ATTR_TGID, TASKSTATS_CMD_GET, TASKSTATS_CMD_NEW, TASKSTATS_CPUMASK_MAXLEN, TASKSTATS_GENL_NAME,
+    TASKSTATS_GENL_VERSION, TASKSTATS_TYPE_AGGR_PID, TASKSTATS_TYPE_AGGR_TGID, TASKSTATS_TYPE_MSA,
+    TASKSTATS_TYPE_PID, TASKSTATS_TYPE_STATS, TASKSTATS_TYPE_TGID,
+};
+
+use crate::attr::Attr;
+use crate::cpumask::parse_cpulist;
+use crate::error::{E2BIG, EINVAL};
+use crate::family::{Family, FamilyCx, GenlOp, Request};
+use crate::msg::{first_message, MsgBuilder};
+
+/// One accounting record as the kernel hands it to the bus.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatsRecord {
+    /// The `struct taskstats` image (opaque to the bus).
+    pub stats: Vec<u8>,
+    /// The payload of the `TASKSTATS_TYPE_MSA` attribute, if the kernel has one.
+    pub msa_ns: Option<Vec<u8>>,
+}
+
+/// Where the TASKSTATS family gets its records: implemented by the kernel's environment.
+pub trait TaskstatsSource {
+    /// Per-pid record of a live (or zombie) task; `Err(ESRCH)` if none.
+    fn pid_stats(&mut self, pid: u32) -> Result<StatsRecord, i32>;
+    /// Per-tgid record: live threads + threads of that group that already exited.
+    fn tgid_stats(&mut self, tgid: u32) -> Result<StatsRecord, i32>;
+}
+
+/// Which kind of AGGR nest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggrKind {
+    /// `TASKSTATS_TYPE_AGGR_PID`: one task.
+    Pid,
+    /// `TASKSTATS_TYPE_AGGR_TGID`: a thread group.
+    Tgid,
+}
+
+impl AggrKind {
+    /// The nest's attribute type and the id attribute's type inside it.
+    pub fn types(self) -> (u16, u16) {
+        match self {
+            AggrKind::Pid => (TASKSTATS_TYPE_AGGR_PID, TASKSTATS_TYPE_PID),
+            AggrKind::Tgid => (TASKSTATS_TYPE_AGGR_TGID, TASKSTATS_TYPE_TGID),
+        }
+    }
+}
+
+const TASKSTATS_OPS: &[GenlOp] = &[GenlOp { cmd: TASKSTATS_CMD_GET, flags: GENL_ADMIN_PERM }];
+
+/// The TASKSTATS family; register it with [`crate::Bus::register_family`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TaskstatsFamily;
+
+impl TaskstatsFamily {
+    pub fn new() -> Self {
+        TaskstatsFamily
+    }
+}
+
+/// Appends `AGGR { ID, STATS[, MSA] }` to `b`.
+fn put_aggr(b: &mut MsgBuilder, kind: AggrKind, id: u32, rec: &StatsRecord) {
+    let (nest, id_ty) = kind.types();
+    b.nest_start(nest).put_u32(id_ty, id).put_bytes(TASKSTATS_TYPE_STATS, &rec.stats);
+    if let Some(msa) = &rec.msa_ns {
+        b.put_bytes(TASKSTATS_TYPE_MSA, msa);
+    }
+    b.nest_end();
+}
+
+/// The cpumask of a REGISTER/DEREGISTER attribute (Linux's `parse()`: longer than
+/// `TASKSTATS_CPUMASK_MAXLEN` is `E2BIG`, empty `EINVAL`, then the cpulist rules).
+fn cpumask_attr(a: &Attr<'_>, nr_cpus: u32) -> Result<u64, i32> {
+    if a.payload.len() > TASKSTATS_CPUMASK_MAXLEN {
+        return Err(E2BIG);
+    }
+    if a.payload.is_empty() {
+        return Err(EINVAL);
+    }
+    parse_cpulist(a.payload, nr_cpus)
+}
+
+impl<E: TaskstatsSource + ?Sized> Family<E> for TaskstatsFamily {
+    fn name(&self) -> &str {
+        TASKSTATS_GENL_NAME
+    }
+
+    fn version(&self) -> u8 {
+        TASKSTATS_GENL_VERSION
+    }
+
+    fn max_attr(&self) -> u16 {
+        TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK
+    }
+
+    fn ops(&self) -> &[GenlOp] {
+        TASKSTATS_OPS
+    }
+
+    fn handle(&mut self, req: &Request<'_>, env: &mut E, cx: &mut FamilyCx<'_>) -> Result<(), i32> {
+        let pid = req.attr(TASKSTATS_CMD_ATTR_PID).map(|a| a.u32()).transpose()?;
+        let tgid = req.attr(TASKSTATS_CMD_ATTR_TGID).map(|a| a.u32()).transpose()?;
+        if let Some(a) = req.attr(TASKSTATS_CMD_ATTR_REGISTER_CPUMASK) {
+            let mask = cpumask_attr(&a, cx.nr_cpus())?;
+            return cx.register_listener(mask);
+        }
+        if let Some(a) = req.attr(TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK) {
+            let mask = cpumask_attr(&a, cx.nr_cpus())?;
+            return cx.deregister_listener(mask);
+        }
+        let (kind, id, rec) = match (pid, tgid) {
+            (Some(pid), _) => (AggrKind::Pid, pid, env.pid_stats(pid)?),
+            (None, Some(tgid)) => (AggrKind::Tgid, tgid, env.tgid_stats(tgid)?),
+            (None, None) => return Err(EINVAL),
+        };
+        let mut b = cx.reply(TASKSTATS_CMD_NEW);
+        put_aggr(&mut b, kind, id, &rec);
+        cx.send_reply(b)
+    }
+}
+
+/// The message sent to listeners when task `pid` exits: `TASKSTATS_CMD_NEW` with
+/// `AGGR_PID { PID, STATS, MSA }` and, when `tgid` is given (the last thread of its group
+/// exited), `AGGR_TGID { TGID, STATS, MSA }`. `nlmsg_pid` is 0, `seq` as given (take it from
+/// [`crate::Bus::next_exit_seq`]). `Err(EMSGSIZE)` if the records do not fit in a nest
+/// (64 KiB).
+pub fn exit_message(
+    family: u16,
+    seq: u32,
+    pid: u32,
+    pid_rec: &StatsRecord,
+    tgid: Option<(u32, &StatsRecord)>,
+) -> Result<Vec<u8>, i32> {
+    let mut b = MsgBuilder::genl(family, 0, seq, 0, TASKSTATS_CMD_NEW, TASKSTATS_GENL_VERSION);
+    put_aggr(&mut b, AggrKind::Pid, pid, pid_rec);
+    if let Some((tgid, rec)) = tgid {
+        put_aggr(&mut b, AggrKind::Tgid, tgid, rec);
+    }
+    b.finish()
+}
+
+/// A command for [`request`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command<'a> {
+    Pid(u32),
+    Tgid(u32),
+    /// A cpulist such as `"1-3,5"`; sent NUL-terminated, as `getdelays` does.
+    RegisterCpumask(&'a str),
+    DeregisterCpumask(&'a str),
+}
+
+/// A `TASKSTATS_CMD_GET` request to family id `family` (from the controller), with
+/// `NLM_F_REQUEST` plus `extra_flags` (e.g. `NLM_F_ACK`).
+pub fn request(family: u16, seq: u32, extra_flags: u16, cmd: Command<'_>) -> Result<Vec<u8>, i32> {
+    let mut b = MsgBuilder::genl(family, NLM_F_REQUEST | extra_flags, seq, 0, TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION);
+    match cmd {
+        Command::Pid(p) => b.put_u32(TASKSTATS_CMD_ATTR_PID, p),
+        Command::Tgid(t) => b.put_u32(TASKSTATS_CMD_ATTR_TGID, t),
+        Command::RegisterCpumask(m) => b.put_str(TASKSTATS_CMD_ATTR_REGISTER_CPUMASK, m),
+        Command::DeregisterCpumask(m) => b.put_str(TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, m),
+    };
+    b.finish()
+}
+
+/// One `AGGR_PID`/`AGGR_TGID` nest of a decoded message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AggrRecord<'a> {
+    pub kind: AggrKind,
+    /// The pid or tgid.
+    pub id: u32,
+    /// The `struct taskstats` bytes.
+    pub stats: &'a [u8],
+    /// The `TASKSTATS_TYPE_MSA` payload, if present.
+    pub msa: Option<&'a [u8]>,
+}
+
+impl<'a> AggrRecord<'a> {
+    /// The MSA payload as little-endian `u64` nanoseconds (a trailing partial word is
+    /// ignored); empty if there is no MSA attribute.
+    pub fn msa_values(&self) -> impl Iterator<Item = u64> + 'a {
+        self.msa.unwrap_or(&[]).chunks_exact(8).map(|c| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+    }
+}
+
+/// A decoded TASKSTATS message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskstatsMessage<'a> {
+    pub header: NlMsgHdr,
+    /// `genlmsghdr.cmd` (`TASKSTATS_CMD_NEW` for replies and exit records).
+    pub cmd: u8,
+    pub version: u8,
+    /// The AGGR nests in message order.
+    pub records: Vec<AggrRecord<'a>>,
+}
+
+impl<'a> TaskstatsMessage<'a> {
+    /// The first per-task record.
+    pub fn pid(&self) -> Option<&AggrRecord<'a>> {
+        self.records.iter().find(|r| r.kind == AggrKind::Pid)
+    }
+
+    /// The first per-thread-group record.
+    pub fn tgid(&self) -> Option<&AggrRecord<'a>> {
+        self.records.iter().find(|r| r.kind == AggrKind::Tgid)
+    }
+}
+
+/// Decodes the first message of `bytes` (use [`crate::msg::Messages`] for a buffer of
+/// several). An `NLMSG_ERROR` carrying an error gives `Err(errno)` — so
+/// `parse_taskstats_message(&reply)?` reports a failed GET directly; an ack or anything
+/// malformed (bad frame, no genl header, bad attributes, an AGGR nest without its id or
+/// STATS, a second id or STATS in one nest) is `Err(EINVAL)`. The family id is not checked
+/// (compare `header.nlmsg_type` with the controller's answer). Unknown attributes are
+/// skipped, at the top level and inside the nests.
+pub fn parse_taskstats_message(bytes: &[u8]) -> Result<TaskstatsMessage<'_>, i32> {
+    let m = first_message(bytes)?;
+    if let Some((e, _)) = m.error() {
+        return Err(if e > 0 { e } else { EINVAL });
+    }
+    let (g, _) = m.genl()?;
+    let mut records = Vec::new();
+    for a in m.attrs(0)? {
+        let a = a?;
+        let kind = match a.ty {
+            TASKSTATS_TYPE_AGGR_PID => AggrKind::Pid,
+            TASKSTATS_TYPE_AGGR_TGID => AggrKind::Tgid,
+            _ => continue,
+        };
+        let (_, id_ty) = kind.types();
+        let (mut id, mut stats, mut msa) = (None, None, None);
+        for inner in a.nested() {
+            let inner = inner?;
+            let slot_taken = match inner.ty {
+                t if t == id_ty => id.replace(inner.u32()?).is_some(),
+                TASKSTATS_TYPE_STATS => stats.replace(inner.payload).is_some(),
+                TASKSTATS_TYPE_MSA => msa.replace(inner.payload).is_some(),
+                _ => false,
+            };
+            if slot_taken {
+                return Err(EINVAL);
+            }
+        }
+        records.push(AggrRecord { kind, id: id.ok_or(EINVAL)?, stats: stats.ok_or(EINVAL)?, msa });
+    }
+    Ok(TaskstatsMessage { header: m.header, cmd: g.cmd, version: g.version, records })
+}

@@ -1,0 +1,195 @@
+//! # The message bus in the kernel: sockets, the TASKSTATS source, exit records
+//!
+//! `tally-bus` is the bus's logic (generic-netlink framing, sockets with flow control, the
+//! controller and the TASKSTATS family), safe and host-tested. This module is where it
+//! meets the kernel:
+//!
+//! ```text
+//!   socket()/bind()/sendto()/recvfrom()  ──►  syscall/socket.rs  ──►  Socket (here)
+//!        Socket::send ──► Bus::send(.., KernelEnv) ──► TaskstatsFamily ──► KernelEnv::pid_stats
+//!                                                                          └► task::taskstats::of_pid ──► fill
+//!        Socket::recv ──► Bus::recv, or sleep on READERS (INTERRUPTIBLE_SLEEP) until a datagram comes
+//!   a task exits ──► lifecycle.rs builds its record(s) ──► deliver_exit ──► every listener for CPU 0
+//! ```
+//!
+//! **Locks.** The bus has its own lock, always taken with interrupts off. A GET request
+//! reads the task table *while holding it* (bus lock, then kernel lock); nothing takes them
+//! the other way round: the exit path builds its records under the kernel lock, releases
+//! it, then delivers; a socket is closed only from system calls and `FileTable::close_all`,
+//! never under the kernel lock. Whether anyone listens is an atomic flag
+//! ([`exit_listeners`]), so the exit path asks without the bus lock.
+//!
+//! **One CPU.** Tally runs on one CPU: every task exits on CPU 0, and a cpumask naming any
+//! other CPU is `EINVAL`.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+use spin::Mutex;
+use tally_bus::taskstats::{exit_message, StatsRecord, TaskstatsFamily, TaskstatsSource};
+use tally_bus::{Bus, Sender, SockId};
+use tally_sched::SleepKind;
+use tally_taskstats::TaskAccounting;
+use tally_uapi::errno::{EAGAIN, EINTR};
+
+use crate::arch;
+use crate::task::{self, WaitQueue};
+
+/// The CPUs the bus knows (Tally is uniprocessor).
+pub const NR_CPUS: u32 = 1;
+/// The CPU every task exits on.
+const THIS_CPU: u32 = 0;
+
+/// The kernel's view of the tasks, handed to the bus for requests that need it.
+struct KernelEnv;
+
+/// The record of one task or process, converted once, as the bus carries it.
+fn record(a: &TaskAccounting) -> StatsRecord {
+    let clock = crate::time::clock();
+    let boot_ns = crate::time::boot_unix_seconds().saturating_mul(1_000_000_000);
+    let stats = tally_taskstats::fill(a, &clock, boot_ns).to_bytes().to_vec();
+    let msa: Vec<u8> = tally_taskstats::msa_ns(&a.msa_ticks, &clock).iter().flat_map(|v| v.to_le_bytes()).collect();
+    StatsRecord { stats, msa_ns: Some(msa) }
+}
+
+impl TaskstatsSource for KernelEnv {
+    fn pid_stats(&mut self, pid: u32) -> Result<StatsRecord, i32> {
+        let pid = i32::try_from(pid).map_err(|_| tally_uapi::errno::ESRCH)?;
+        task::taskstats::of_pid(pid).map(|a| record(&a))
+    }
+
+    fn tgid_stats(&mut self, tgid: u32) -> Result<StatsRecord, i32> {
+        let tgid = i32::try_from(tgid).map_err(|_| tally_uapi::errno::ESRCH)?;
+        task::taskstats::of_tgid(tgid).map(|a| record(&a))
+    }
+}
+
+struct State {
+    bus: Bus<KernelEnv>,
+    taskstats: u16,
+}
+
+static BUS: Mutex<Option<State>> = Mutex::new(None);
+/// Someone listens for exit records on this CPU (kept equal to `Bus::has_listeners`).
+static LISTENING: AtomicBool = AtomicBool::new(false);
+/// Readers of every socket sleep here; a delivery wakes them all and each re-checks its own
+/// socket (a handful of readers at most: simpler than a queue per socket).
+static READERS: WaitQueue = WaitQueue::new();
+
+/// Make the bus and register its families (at boot, before any task can open a socket).
+pub fn init() {
+    let mut bus = Bus::new(NR_CPUS);
+    let taskstats = bus.register_family(Box::new(TaskstatsFamily::new())).expect("a fresh bus has room for TASKSTATS");
+    arch::cpu::without_interrupts(|| *BUS.lock() = Some(State { bus, taskstats }));
+    log::info!("bus: generic netlink, family TASKSTATS id {taskstats}");
+}
+
+fn with_bus<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    arch::cpu::without_interrupts(|| {
+        let mut guard = BUS.lock();
+        let state = guard.as_mut().expect("bus::init not called");
+        let r = f(state);
+        LISTENING.store(state.bus.has_listeners(state.taskstats, THIS_CPU), Ordering::Relaxed);
+        r
+    })
+}
+
+/// Does any socket listen for exit records? (One atomic load: asked at every task exit.)
+pub fn exit_listeners() -> bool {
+    LISTENING.load(Ordering::Relaxed)
+}
+
+/// The exit record of a thread, and its process's when it was the last thread, to every
+/// listener registered for this CPU. Never blocks: a full receive buffer drops the message
+/// and counts it (the listener's next `recv` fails once with `ENOBUFS`).
+pub fn deliver_exit(pid: TaskAccounting, tgid: Option<TaskAccounting>) {
+    let pid_rec = record(&pid);
+    let tgid_rec = tgid.as_ref().map(|t| (t.tgid, record(t)));
+    let woken = with_bus(|s| {
+        let seq = s.bus.next_exit_seq(s.taskstats, THIS_CPU);
+        let msg = match exit_message(s.taskstats, seq, pid.pid, &pid_rec, tgid_rec.as_ref().map(|(t, r)| (*t, r))) {
+            Ok(m) => m,
+            Err(e) => {
+                log::error!("taskstats: cannot build the exit record of pid {}: errno {e}", pid.pid);
+                return false;
+            }
+        };
+        let d = s.bus.deliver_to_cpu_listeners(s.taskstats, THIS_CPU, &msg);
+        !d.delivered_to.is_empty() || !d.dropped_at.is_empty()
+    });
+    if woken {
+        READERS.wake_all();
+    }
+}
+
+/// Counters of socket `s` (for the self-tests).
+pub fn socket_stats(s: &Socket) -> Option<tally_bus::SocketStats> {
+    with_bus(|st| st.bus.socket_stats(s.id).ok())
+}
+
+/// A bus socket: one open file description (`crate::file::OpenFile::Socket`).
+pub struct Socket {
+    id: SockId,
+    nonblock: bool,
+}
+
+impl Socket {
+    /// `socket(domain, type, protocol)` for the calling process.
+    pub fn open(domain: u32, ty: u32, protocol: u32, nonblock: bool) -> Result<Socket, i32> {
+        let owner = task::current_ids().pid as u32;
+        let id = with_bus(|s| s.bus.open(domain, ty, protocol, owner))?;
+        Ok(Socket { id, nonblock })
+    }
+
+    pub fn bind(&self, portid: u32) -> Result<(), i32> {
+        with_bus(|s| s.bus.bind(self.id, portid))
+    }
+
+    /// Hand the bus one or more messages from the calling task; replies are queued here.
+    pub fn send(&self, bytes: &[u8]) -> Result<usize, i32> {
+        let ids = task::current_ids();
+        let sender = Sender { pid: ids.tid as u32, tgid: ids.pid as u32, uid: ids.uid };
+        let n = with_bus(|s| s.bus.send(self.id, bytes, sender, &mut KernelEnv))?;
+        READERS.wake_all(); // replies may be waited for by another thread
+        Ok(n)
+    }
+
+    /// One datagram; sleeps until one is queued unless `dontwait` (or the socket is
+    /// non-blocking): `EAGAIN`. `ENOBUFS` once after a drop; `EINTR` if the process is killed.
+    pub fn recv(&self, dontwait: bool) -> Result<Vec<u8>, i32> {
+        loop {
+            match with_bus(|s| s.bus.recv(self.id))? {
+                Some(datagram) => return Ok(datagram),
+                None if dontwait || self.nonblock => return Err(EAGAIN),
+                None => {}
+            }
+            // Wake for a datagram, or for a drop (the next recv reports ENOBUFS).
+            let dropped = |s: &State| s.bus.socket_stats(self.id).map_or(0, |st| st.dropped);
+            let dropped_before = with_bus(|s| dropped(s));
+            READERS.wait_until(SleepKind::Interruptible, None, || {
+                with_bus(|s| s.bus.has_data(self.id) || dropped(s) != dropped_before) || task::kill_pending()
+            });
+            if task::kill_pending() {
+                return Err(EINTR);
+            }
+        }
+    }
+
+    pub fn set_rcvbuf(&self, bytes: u32) -> Result<(), i32> {
+        with_bus(|s| s.bus.set_rcvbuf(self.id, bytes))
+    }
+
+    pub fn rcvbuf(&self) -> Result<u32, i32> {
+        with_bus(|s| s.bus.rcvbuf(self.id))
+    }
+}
+
+impl Drop for Socket {
+    /// Closing the socket drops its listener registrations (seed 001: sockets closed
+    /// without deregistering are cleaned up).
+    fn drop(&mut self) {
+        if let Err(e) = with_bus(|s| s.bus.close(self.id)) {
+            log::warn!("bus: closing socket {:?}: errno {e}", self.id);
+        }
+    }
+}
