@@ -14,6 +14,8 @@
 //! * [`io`]: `print!`/`println!` to fd 1 and `eprint!`/`eprintln!` to fd 2. Each call is
 //!   formatted into a buffer and written with one `write`, so lines of different processes
 //!   sharing the console do not interleave mid-line.
+//! * [`bus`]: a client of the kernel's message bus (generic-netlink framing): a bound
+//!   socket, family lookup, a request and its answer.
 //! * [`thread`]: more threads in the process: a stack from `mmap` and `thread_create`.
 //! * [`heap`]: a global allocator (so `alloc::vec::Vec`, `String`, `format!` work), a
 //!   free-list allocator whose memory comes from growing the program break with `brk`.
@@ -39,6 +41,7 @@
 
 extern crate alloc;
 
+pub mod bus;
 pub mod errno;
 pub mod heap;
 pub mod io;

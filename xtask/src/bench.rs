@@ -94,6 +94,31 @@ struct Report {
     accounting: Vec<Sample>,
     no_accounting: Vec<Sample>,
     comparison: Vec<Row>,
+    derived: Vec<Derived>,
+}
+
+/// A ratio of two benchmarks of the same kernel.
+#[derive(Debug, Serialize)]
+struct Derived {
+    label: String,
+    accounting: Option<f64>,
+    no_accounting: Option<f64>,
+}
+
+/// (label, numerator, denominator), each a (name, param) benchmark.
+const DERIVED: [(&str, (&str, u64), (&str, u64)); 3] = [
+    ("msa(MSA_SELF) / getpid (target <= 1.3x)", ("msa_self", 0), ("null_syscall", 0)),
+    ("taskstats GET round trip / getpid (target <= 4x)", ("taskstats_get", 0), ("null_syscall", 0)),
+    ("exit path, one listener / none", ("taskstats_exit", 1), ("taskstats_exit", 0)),
+];
+
+/// `num / den` among `samples`, when both ran.
+fn derive(samples: &[Sample], num: (&str, u64), den: (&str, u64)) -> Option<f64> {
+    let find = |(name, param): (&str, u64)| samples.iter().find(|s| s.name == name && s.param == param).map(|s| s.ns_per_op);
+    match (find(num), find(den)) {
+        (Some(n), Some(d)) if d > 0.0 => Some(n / d),
+        _ => None,
+    }
 }
 
 fn run_variant(no_accounting: bool, filter: &str, icount: bool) -> Result<Vec<Sample>, String> {
@@ -162,19 +187,27 @@ pub fn run(filter: Option<&str>, icount: bool, json: Option<PathBuf>) -> Result<
             r.ratio.map_or("-".to_string(), |x| format!("{x:.3}"))
         );
     }
-    // msa(MSA_SELF) against a bare system call (issue target <= 1.3x; reported, not judged).
-    let find = |v: &[Sample], name: &str| v.iter().find(|s| s.name == name).map(|s| s.ns_per_op);
-    let ratio = |v: &[Sample]| match (find(v, "msa_self"), find(v, "null_syscall")) {
-        (Some(m), Some(n)) if n > 0.0 => Some(m / n),
-        _ => None,
-    };
-    let (rw, ro) = (ratio(&with), ratio(&without));
-    if rw.is_some() || ro.is_some() {
+    // Ratios between benchmarks of one kernel (targets from the issues; reported, not judged).
+    let derived: Vec<Derived> = DERIVED
+        .iter()
+        .map(|&(label, num, den)| Derived { label: label.to_string(), accounting: derive(&with, num, den), no_accounting: derive(&without, num, den) })
+        .filter(|d| d.accounting.is_some() || d.no_accounting.is_some())
+        .collect();
+    if !derived.is_empty() {
+        println!();
+        println!("{:<46} {:>12} {:>12}", "ratio", "acct in", "acct out");
         let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}x"));
-        println!("{:<28} {:>8} {:>16} {:>16} {:>10}", "msa_self / null_syscall", "", fmt(rw), fmt(ro), "");
+        for d in &derived {
+            println!("{:<46} {:>12} {:>12}", d.label, fmt(d.accounting), fmt(d.no_accounting));
+        }
+    }
+    for (label, v) in [("acct in", &with), ("acct out", &without)] {
+        if let Some(ns) = v.iter().find(|s| s.name == "taskstats_deliver").map(|s| s.ns_per_op).filter(|ns| *ns > 0.0) {
+            println!("exit-record delivery throughput ({label}): {:.0} records/s", 1e9 / ns);
+        }
     }
     let path = json.unwrap_or_else(|| build::target_dir().join("tally").join("bench.json"));
-    let report = Report { icount, accounting: with, no_accounting: without, comparison: rows };
+    let report = Report { icount, accounting: with, no_accounting: without, comparison: rows, derived };
     let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     println!("saved {}", path.display());

@@ -270,6 +270,11 @@ fn record(out: &mut String, r: &AggrRecord<'_>) -> Result<(), String> {
         "    I/O: read_char {}, write_char {}, read_syscalls {}, write_syscalls {}, read_bytes {}, write_bytes {}, cancelled_write_bytes {}",
         t.read_char, t.write_char, t.read_syscalls, t.write_syscalls, t.read_bytes, t.write_bytes, t.cancelled_write_bytes
     );
+    let _ = writeln!(
+        out,
+        "    memory: minflt {}, majflt {}, hiwater_rss {} KB, hiwater_vm {} KB, coremem {} MB-us, virtmem {} MB-us",
+        t.ac_minflt, t.ac_majflt, t.hiwater_rss, t.hiwater_vm, t.coremem, t.virtmem
+    );
     let _ = writeln!(out, "    context switches: voluntary {}, nonvoluntary {}", t.nvcsw, t.nivcsw);
     if r.msa.is_some() {
         let _ = writeln!(out, "    microstates (ms):");

@@ -30,10 +30,6 @@
 
 pub use tally_uapi::errno::*;
 
-/// "Socket type not supported" — Linux's answer when a netlink socket is asked for a type
-/// other than raw or datagram. (Not yet in `tally_uapi::errno`; to move there.)
-pub const ESOCKTNOSUPPORT: i32 = 94;
-
 /// The largest errno Linux hands out (`MAX_ERRNO`); anything else is a bug in a handler.
 pub const MAX_ERRNO: i32 = 4095;
 

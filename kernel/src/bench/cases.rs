@@ -9,6 +9,7 @@ pub const ALL: &[(&str, Bench)] = &[
     ("tsc_read", tsc_read),
     ("msa_transition", msa_transition),
     ("context_switch", super::switch::context_switch),
+    ("taskstats", super::taskstats::taskstats),
     ("user", super::user::user),
 ];
 

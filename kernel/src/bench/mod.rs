@@ -7,6 +7,7 @@
 
 mod cases;
 mod switch;
+mod taskstats;
 mod user;
 
 use crate::arch::{self, qemu::ExitCode};

@@ -1,6 +1,7 @@
 //! User-mode benchmarks: `/bin/ubench` (userland/src/bin/ubench.rs) run as processes.
 //!
-//! * `null_syscall` — `getpid()` from ring 3; `msa_self` — `msa(13, MSA_SELF, timers)`.
+//! * `null_syscall` — `getpid()` from ring 3; `msa_self` — `msa(13, MSA_SELF, timers)`;
+//!   `taskstats_get` — a taskstats `GET PID` round trip over the bus.
 //! * `lat_ctx`, P = 2…96 processes — a user-to-user context switch as LMbench's `lat_ctx`
 //!   measures it: a token passed round a ring of P processes through pipes, each hop a
 //!   blocking `read` woken by a `write` (the ring is built by `ubench ctx`, see its doc).
@@ -16,6 +17,8 @@ use crate::task;
 
 const PATH: &str = "/bin/ubench";
 const SYSCALLS: u64 = 100_000;
+/// GET round trips (each ~10 system-call costs).
+const GETS: u64 = 10_000;
 /// Rounds of the token ring per P (each round is P switches).
 const ROUNDS: u64 = 200;
 const PROCS: [u64; 7] = [2, 4, 8, 16, 32, 64, 96];
@@ -51,6 +54,11 @@ pub fn user(h: &mut Harness) {
             reap(&[pid]);
             h.ran += 1;
         }
+    }
+
+    if let Some(pid) = spawn(&["tsget", &format!("{GETS}")]) {
+        reap(&[pid]);
+        h.ran += 1;
     }
 
     let rounds = format!("{ROUNDS}");

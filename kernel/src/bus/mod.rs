@@ -122,6 +122,11 @@ pub fn deliver_exit(pid: TaskAccounting, tgid: Option<TaskAccounting>) {
     }
 }
 
+/// The bus's counters (published as the `bus:0:genetlink` kstat).
+pub fn stats() -> tally_bus::BusStats {
+    with_bus(|st| st.bus.stats())
+}
+
 /// Counters of socket `s` (for the self-tests).
 pub fn socket_stats(s: &Socket) -> Option<tally_bus::SocketStats> {
     with_bus(|st| st.bus.socket_stats(s.id).ok())

@@ -17,6 +17,7 @@
 //!  each ATA disk's IoStats      ─────> ata:N:ataN           io,    class disk        disk.rs
 //!  task::runq_io() (scheduler)  ─────> unix:0:runq          io,    class sched       runq.rs
 //!  task, irq, mm, time counters ─────> unix:0:system_misc   named, class misc        system.rs
+//!  the message bus (crate::bus)   ─────> bus:0:genetlink      named, class net         bus.rs
 //!  the chain itself             ─────> unix:0:kstat_headers (KID 0) and unix:0:kstat_types
 //! ```
 //!
@@ -48,6 +49,7 @@
 //! `task::runq_io()` under the registry lock); nothing takes the registry lock while holding
 //! the task lock.
 
+mod bus;
 mod disk;
 mod lines;
 pub mod print;
@@ -76,6 +78,7 @@ struct State {
     disks: Vec<(KidT, usize)>,
     runq: Option<KidT>,
     misc: Option<KidT>,
+    bus: Option<KidT>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -110,6 +113,7 @@ pub(crate) struct Sources {
     pub nr_switches: u64,
     pub ticks: u64,
     pub mem: crate::mm::MemStats,
+    pub bus: tally_bus::BusStats,
 }
 
 impl Sources {
@@ -124,6 +128,7 @@ impl Sources {
             nr_switches: crate::task::nr_switches(),
             ticks: crate::irq::ticks(),
             mem: crate::mm::stats(),
+            bus: crate::bus::stats(),
         }
     }
 }
@@ -139,10 +144,11 @@ pub fn init() {
             return None;
         }
         let t = now();
-        let mut st = State { reg: KstatRegistry::new(t), lines: [None; NR_LINES], lines_failed: [false; NR_LINES], disks: Vec::new(), runq: None, misc: None };
+        let mut st = State { reg: KstatRegistry::new(t), lines: [None; NR_LINES], lines_failed: [false; NR_LINES], disks: Vec::new(), runq: None, misc: None, bus: None };
         st.disks = disk::create_all(&mut st.reg, t);
         st.runq = log_err("unix:0:runq", runq::create(&mut st.reg, t));
         st.misc = log_err("unix:0:system_misc", system::create(&mut st.reg, t));
+        st.bus = log_err("bus:0:genetlink", bus::create(&mut st.reg, t));
         lines::discover(&mut st, &src, t);
         let n = (st.reg.len(), st.reg.chain_id());
         *guard = Some(st);
@@ -151,6 +157,15 @@ pub fn init() {
     if let Some((len, kcid)) = created {
         log::info!("kstat: {len} kstats in the chain, chain id {kcid}");
     }
+}
+
+/// `ks_update` of a named kstat: `values` in the order its statistics were created.
+fn set_in_order(reg: &mut KstatRegistry, kid: KidT, values: impl IntoIterator<Item = KstatValue>) -> Result<(), KstatError> {
+    let named = reg.named_mut(kid)?;
+    for (i, v) in values.into_iter().enumerate() {
+        named.set(i, v)?;
+    }
+    Ok(())
 }
 
 fn log_err(what: &str, r: Result<KidT, KstatError>) -> Option<KidT> {
@@ -268,6 +283,7 @@ impl State {
             || self.reg.lookup("unix", 0, "kstat_types") == Some(kid)
             || self.runq == Some(kid)
             || self.misc == Some(kid)
+            || self.bus == Some(kid)
             || self.disks.iter().any(|&(k, _)| k == kid)
             || self.lines.iter().flatten().any(|l| l.intr == kid || l.timer == kid)
     }
@@ -280,6 +296,8 @@ fn refresh(st: &mut State, kid: KidT, src: &Sources) {
         let _ = runq::refresh(&mut st.reg, kid);
     } else if st.misc == Some(kid) {
         let _ = system::refresh(&mut st.reg, kid, src);
+    } else if st.bus == Some(kid) {
+        let _ = bus::refresh(&mut st.reg, kid, &src.bus);
     } else if let Some(&(_, index)) = st.disks.iter().find(|&&(k, _)| k == kid) {
         let _ = disk::refresh(&mut st.reg, kid, index);
     } else {

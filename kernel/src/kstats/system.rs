@@ -52,9 +52,5 @@ pub(super) fn refresh(reg: &mut KstatRegistry, kid: KidT, src: &Sources) -> Resu
         KstatValue::Uint64(src.mem.frames_total),
         KstatValue::Uint64(src.mem.heap_bytes as u64),
     ];
-    let named = reg.named_mut(kid)?;
-    for (i, v) in values.into_iter().enumerate() {
-        named.set(i, v)?;
-    }
-    Ok(())
+    super::set_in_order(reg, kid, values)
 }

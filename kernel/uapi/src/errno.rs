@@ -25,10 +25,13 @@ pub const EPIPE: i32 = 32;
 pub const ERANGE: i32 = 34;
 pub const ENAMETOOLONG: i32 = 36;
 pub const ENOSYS: i32 = 38;
+pub const EPROTO: i32 = 71;
 pub const ENOTSOCK: i32 = 88;
 pub const EMSGSIZE: i32 = 90;
 pub const ENOPROTOOPT: i32 = 92;
 pub const EPROTONOSUPPORT: i32 = 93;
+/// Socket type not supported (a netlink socket asked for a type other than raw or datagram).
+pub const ESOCKTNOSUPPORT: i32 = 94;
 pub const EOPNOTSUPP: i32 = 95;
 pub const EAFNOSUPPORT: i32 = 97;
 pub const EADDRINUSE: i32 = 98;

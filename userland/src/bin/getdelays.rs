@@ -945,30 +945,12 @@ impl fmt::Display for Flags {
     }
 }
 
-/// An errno's symbolic name, including the bus's ones `tally_rt` does not name.
+/// An errno's symbolic name (`tally_rt` names every errno the bus hands out).
 struct ErrName(i32);
 
 impl fmt::Display for ErrName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use tally_rt::uapi::errno::*;
-        if let Some(n) = Errno(self.0).name() {
-            return f.write_str(n);
-        }
-        f.write_str(match self.0 {
-            ENOTSOCK => "ENOTSOCK",
-            EMSGSIZE => "EMSGSIZE",
-            ENOPROTOOPT => "ENOPROTOOPT",
-            EPROTONOSUPPORT => "EPROTONOSUPPORT",
-            EOPNOTSUPP => "EOPNOTSUPP",
-            EAFNOSUPPORT => "EAFNOSUPPORT",
-            EADDRINUSE => "EADDRINUSE",
-            EMFILE => "EMFILE",
-            EPIPE => "EPIPE",
-            ENOTCONN => "ENOTCONN",
-            ECONNREFUSED => "ECONNREFUSED",
-            94 => "ESOCKTNOSUPPORT",
-            _ => "unknown",
-        })
+        f.write_str(Errno(self.0).name().unwrap_or("unknown"))
     }
 }
 

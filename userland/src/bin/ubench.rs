@@ -12,6 +12,9 @@
 //!
 //! * `getpid N` → `null_syscall`: N `getpid()` calls, the cheapest round trip to the kernel.
 //! * `msa N` → `msa_self`: N `msa(13, MSA_SELF, timers)` calls.
+//! * `tsget N` → `taskstats_get`: N taskstats `GET PID` round trips over the message bus
+//!   (`sendto` of a prebuilt request for this process, blocking `recvfrom` of the ~1 KB
+//!   reply into a buffer, a look at its header) — what `getdelays -p` costs per question.
 //! * `ctx N P` → `lat_ctx`, param P: a user-to-user context switch through a blocking call,
 //!   as LMbench's `lat_ctx` measures it. This process makes P pipes in a ring and spawns
 //!   P − 1 copies of itself (`ctxring`, inheriting the pipe ends); process i reads a one-byte
@@ -24,6 +27,8 @@
 #![no_main]
 #![deny(unsafe_code)]
 
+use tally_bus::taskstats::{request, Command};
+use tally_rt::bus::BusSocket;
 use tally_rt::process::parse_i64;
 use tally_rt::uapi::msa::{ClkT, MSA_SELF, NR_MICROSTATES};
 use tally_rt::{eprintln, println, sys};
@@ -78,6 +83,7 @@ fn main() -> i32 {
             let t1 = rdtsc();
             report("msa_self", 0, n, t0, t1);
         }
+        "tsget" => return tsget(n),
         "ctx" => {
             let Some(p) = num(3).filter(|p| (2..=256).contains(p)) else { return usage() };
             return ctx_leader(n, p);
@@ -97,8 +103,48 @@ fn main() -> i32 {
 }
 
 fn usage() -> i32 {
-    eprintln!("usage: ubench getpid N | ubench msa N | ubench ctx N P");
+    eprintln!("usage: ubench getpid N | ubench msa N | ubench tsget N | ubench ctx N P");
     2
+}
+
+/// `tsget N`: one socket, one request built once, N round trips. Each reply must be a
+/// TASKSTATS message (the family's type) answering this port, or the run fails.
+fn tsget(n: u64) -> i32 {
+    let setup = || -> Result<(BusSocket, u16, Vec<u8>), tally_rt::Errno> {
+        let mut sock = BusSocket::open()?;
+        let family = sock.taskstats_family()?;
+        let pid = sys::getpid()? as u32;
+        let req = request(family, 1, 0, Command::Pid(pid)).map_err(tally_rt::Errno)?;
+        Ok((sock, family, req))
+    };
+    let (sock, family, req) = match setup() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ubench: tsget: {e}");
+            return 1;
+        }
+    };
+    let mut buf = [0u8; 4096];
+    let mut round_trip = || -> Result<(), &'static str> {
+        sys::send(sock.fd(), &req).map_err(|_| "sendto failed")?;
+        let got = sys::recv(sock.fd(), &mut buf, 0).map_err(|_| "recvfrom failed")?;
+        let ty = buf.get(4..6).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        if got < 16 || ty != Some(family) { Err("the reply is not a TASKSTATS message") } else { Ok(()) }
+    };
+    if let Err(why) = round_trip() {
+        eprintln!("ubench: tsget: {why}");
+        return 1;
+    }
+    let t0 = rdtsc();
+    for _ in 0..n {
+        if let Err(why) = round_trip() {
+            eprintln!("ubench: tsget: {why}");
+            return 1;
+        }
+    }
+    let t1 = rdtsc();
+    report("taskstats_get", 0, n, t0, t1);
+    0
 }
 
 /// Wait for the token on `rfd`, hand it on through `wfd`.

@@ -1,0 +1,140 @@
+//! What taskstats costs the kernel: the exit path with and without a listener, and how
+//! fast exit records can be delivered.
+//!
+//! * `taskstats_exit`, param = listeners (0 or 1): one kernel thread spawned, run, exited
+//!   and reaped, timed cycle by cycle. With no listener the exit path only checks an atomic
+//!   flag; with one it also builds the thread's record (`fill`, the generic-netlink
+//!   encoding: about 830 bytes) and queues it on the listener's socket. The ratio of the two
+//!   rows is what listening costs every exit. The listener is a real bus socket (what
+//!   `socket()` opens) with a 1 MiB receive buffer, emptied between cycles, outside the
+//!   timed window, so nothing is dropped.
+//! * `taskstats_deliver`, param = 1 listener: `bus::deliver_exit` of one per-thread record
+//!   (this thread's, as `of_pid` reads it) — the taskstats part of an exit on its own:
+//!   convert, encode, queue. 10^9 / ns_per_op is the delivery throughput in records per
+//!   second. The socket is emptied every 64 records, outside the timed window.
+//!
+//! * `taskstats_get_parts`, the pieces of a GET answered inside the kernel, for reading
+//!   against `ubench tsget`'s full round trip (`user.rs`): param 0 — the whole request on a
+//!   kernel-side socket, `send` of `GET PID` (parse, dispatch, snapshot, fill, encode,
+//!   queue) and `recv` of the reply, without the system calls and user copies; param 1 —
+//!   the snapshot alone (`task::taskstats::of_pid`: the task's clocks, delays, counters and
+//!   memory under the task lock); param 2 — `fill` alone (accounting → `struct taskstats`).
+
+use tally_bus::taskstats::{request, Command};
+use tally_uapi::errno::EAGAIN;
+use tally_uapi::netlink::{AF_NETLINK, NETLINK_GENERIC, SOCK_RAW};
+use tally_uapi::taskstats::TASKSTATS_GENL_NAME;
+
+use super::Harness;
+use crate::arch;
+use crate::bus::Socket;
+use crate::task::{self, SchedParams};
+
+const CYCLES: u64 = 500;
+const DELIVERIES: u64 = 2_000;
+const LISTENER_RCVBUF: u32 = 1 << 20;
+
+/// A socket registered for exits on CPU 0, or why not.
+fn listener() -> Result<Socket, &'static str> {
+    let s = Socket::open(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, true).map_err(|_| "socket")?;
+    s.set_rcvbuf(LISTENER_RCVBUF).map_err(|_| "SO_RCVBUF")?;
+    let get = tally_bus::ctrl::getfamily_request(1, TASKSTATS_GENL_NAME).map_err(|_| "GETFAMILY")?;
+    s.send(&get).map_err(|_| "send GETFAMILY")?;
+    let reply = s.recv(true).map_err(|_| "GETFAMILY reply")?;
+    let family = tally_bus::ctrl::parse_family_reply(&reply).map_err(|_| "GETFAMILY reply")?.id;
+    let reg = request(family, 2, 0, Command::RegisterCpumask("0")).map_err(|_| "REGISTER")?;
+    s.send(&reg).map_err(|_| "send REGISTER")?;
+    drain(&s);
+    Ok(s)
+}
+
+fn drain(s: &Socket) {
+    while !matches!(s.recv(true), Err(EAGAIN)) {}
+}
+
+fn nothing(_: u64) {}
+
+/// Ticks of `CYCLES` spawn → exit → reap cycles of a kernel thread.
+fn exit_cycles(listener: Option<&Socket>) -> Option<u64> {
+    let mut ticks = 0u64;
+    for _ in 0..CYCLES {
+        let t0 = arch::tsc::read();
+        let pid = task::spawn("exiter", SchedParams::Normal(0), nothing, 0).ok()?;
+        task::wait(Some(pid)).ok()?;
+        ticks += arch::tsc::read() - t0;
+        if let Some(s) = listener {
+            drain(s);
+        }
+    }
+    Some(ticks)
+}
+
+pub fn taskstats(h: &mut Harness) {
+    let s = match listener() {
+        Ok(s) => s,
+        Err(why) => {
+            println!("bench: taskstats: cannot set up a listener: {why}");
+            return;
+        }
+    };
+    // Both rows after one warm-up cycle each; no listener first (the socket is closed,
+    // so its registration is gone, and opened again).
+    drop(s);
+    let _ = exit_cycles(None);
+    match exit_cycles(None) {
+        Some(t) => h.report("taskstats_exit", 0, CYCLES, t),
+        None => println!("bench: taskstats_exit: spawn or wait failed"),
+    }
+    let Ok(s) = listener() else { return };
+    let _ = exit_cycles(Some(&s));
+    match exit_cycles(Some(&s)) {
+        Some(t) => h.report("taskstats_exit", 1, CYCLES, t),
+        None => println!("bench: taskstats_exit: spawn or wait failed"),
+    }
+
+    let me = task::current_ids().tid;
+    get_parts(h, &s, me);
+    let Ok(acct) = task::taskstats::of_pid(me) else { return };
+    let mut ticks = 0u64;
+    for i in 0..DELIVERIES {
+        let a = acct.clone();
+        let t0 = arch::tsc::read();
+        crate::bus::deliver_exit(a, None);
+        ticks += arch::tsc::read() - t0;
+        if i % 64 == 63 {
+            drain(&s);
+        }
+    }
+    h.report("taskstats_deliver", 1, DELIVERIES, ticks);
+    let delivered = crate::bus::socket_stats(&s).map_or(0, |st| st.delivered);
+    if delivered < DELIVERIES {
+        println!("bench: taskstats_deliver: only {delivered} of {DELIVERIES} records delivered");
+    }
+}
+
+
+/// `taskstats_get_parts` (see the module documentation).
+fn get_parts(h: &mut Harness, s: &Socket, me: i32) {
+    const OPS: u64 = 2_000;
+    let family = {
+        let Ok(get) = tally_bus::ctrl::getfamily_request(3, TASKSTATS_GENL_NAME) else { return };
+        drain(s);
+        let Some(reply) = s.send(&get).ok().and_then(|_| s.recv(true).ok()) else { return };
+        let Ok(f) = tally_bus::ctrl::parse_family_reply(&reply) else { return };
+        f.id
+    };
+    let Ok(req) = request(family, 4, 0, Command::Pid(me as u32)) else { return };
+    h.measure("taskstats_get_parts", 0, OPS, |_| {
+        let _ = core::hint::black_box(s.send(&req));
+        let _ = core::hint::black_box(s.recv(true));
+    });
+    drain(s);
+    h.measure("taskstats_get_parts", 1, OPS, |_| {
+        let _ = core::hint::black_box(task::taskstats::of_pid(me));
+    });
+    let Ok(acct) = task::taskstats::of_pid(me) else { return };
+    let clock = crate::time::clock();
+    h.measure("taskstats_get_parts", 2, OPS, |_| {
+        let _ = core::hint::black_box(tally_taskstats::fill(&acct, &clock, 0));
+    });
+}
