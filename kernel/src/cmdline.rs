@@ -1,7 +1,9 @@
 //! The kernel command line: `key=value` words from QEMU's fw_cfg file `opt/tally/cmdline`.
 //!
 //! `cargo xtask run --cmdline "..."` and the test scenarios set it; e.g. `test=heap` runs
-//! one self-test, `loglevel=debug` shows more. Unknown keys are ignored.
+//! one self-test, `loglevel=debug` shows more. Unknown keys are ignored. As on Linux, the
+//! words after a lone `--` are not the kernel's: they are handed to init as its arguments
+//! (`demo=off -- hello a ; sh` makes `/bin/init` run `hello a`, then the shell).
 
 use alloc::string::String;
 use spin::Once;
@@ -25,9 +27,19 @@ pub fn line() -> &'static str {
     CMDLINE.get().map_or("", |s| s.as_str())
 }
 
+/// The kernel's own words: those before a lone `--`.
+fn kernel_words() -> impl Iterator<Item = &'static str> {
+    line().split_whitespace().take_while(|w| *w != "--")
+}
+
+/// The words after the first lone `--`: init's arguments.
+pub fn init_args() -> impl Iterator<Item = &'static str> {
+    line().split_whitespace().skip_while(|w| *w != "--").skip(1)
+}
+
 /// The value of `key=value`, or `""` for a bare `key`; `None` if absent.
 pub fn get(key: &str) -> Option<&'static str> {
-    line().split_whitespace().find_map(|word| match word.split_once('=') {
+    kernel_words().find_map(|word| match word.split_once('=') {
         Some((k, v)) if k == key => Some(v),
         None if word == key => Some(""),
         _ => None,

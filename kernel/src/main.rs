@@ -4,8 +4,10 @@
 //! CPU to 64-bit long mode, load this ELF file, map it (and all of physical memory, at an
 //! offset) in the upper half, and jump to [`kmain`] with a [`BootInfo`] describing memory.
 //! `kmain` then brings the machine up in dependency order — console, descriptor tables,
-//! memory, interrupt controller, clocks — and runs either the self-test named on the
-//! command line (`test=NAME`, used by `cargo xtask test`) or the boot demo.
+//! memory, interrupt controller, clocks — and becomes the idle task. Pid 1 (`init_main`)
+//! runs either the self-test named on the command line (`test=NAME`, used by
+//! `cargo xtask test`) or the boot demo, and then execs `/bin/init` in place: user space
+//! begins in pid 1, and ends with it (its end ends QEMU).
 //!
 //! Layout of this crate: `arch/` is the only place with `unsafe` and hardware access; every
 //! other module here is safe glue over the hardware-independent crates in `kernel/*/`.
@@ -91,10 +93,13 @@ fn on_off(b: bool) -> &'static str {
     if b { "on" } else { "off (CPU lacks it)" }
 }
 
-/// Pid 1: run the benchmark or the self-test the command line names; otherwise the boot
-/// demo (unless `demo=off`), then the user program `init=PROGRAM` names (default `sh`, the shell on the console;
-/// `init=none` for none), adopting and reaping orphans until it ends, and end QEMU with its
-/// exit code.
+/// Pid 1, the kernel's part: run the benchmark or the self-test the command line names (both
+/// end QEMU); otherwise the boot demo (unless `demo=off`), then exec `/bin/init` in place —
+/// this very task, pid 1, becomes the user program (as Linux's `kernel_init` ends in
+/// `run_init_process`). `/bin/init` starts the program `init=PROGRAM` names (its default:
+/// `sh`, the shell on the console), followed by the words after `--` on the command line,
+/// adopts and reaps orphans, and exits with the program's status when it ends; pid 1's end
+/// ends QEMU with that status (`task::lifecycle`). `init=none`: no user space at all.
 fn init_main(_: u64) {
     if let Some(filter) = cmdline::get("bench") {
         bench::run(filter);
@@ -108,37 +113,20 @@ fn init_main(_: u64) {
             arch::qemu::exit(arch::qemu::ExitCode::Failure);
         }
     }
-    let program = cmdline::get("init").unwrap_or("sh");
-    if program == "none" {
-        arch::qemu::exit(arch::qemu::ExitCode::Success);
+    let program = cmdline::get("init");
+    if program == Some("none") {
+        // Returning ends pid 1 with status 0, which ends the run.
+        return;
     }
-    let path = alloc::format!("/bin/{program}");
-    println!("kernel: starting {path} (end of input, ^D, ends it)");
-    let pid = match task::spawn_program(&path, &[program.as_bytes()]) {
-        Ok(pid) => pid,
-        Err(e) => {
-            println!("kernel: cannot start {path}: errno {e}");
-            arch::qemu::exit(arch::qemu::ExitCode::Failure);
-        }
-    };
-    // Reap whatever ends (orphans are re-parented to init) until the program itself does.
-    loop {
-        match task::wait(None) {
-            Ok(r) if r.pid == pid => {
-                let status = r.status.raw();
-                let code = if tally_task::wifexited(status) {
-                    tally_task::wexitstatus(status) as u8
-                } else {
-                    128 + tally_task::wtermsig(status) as u8
-                };
-                println!("kernel: {path} ended with status {code}");
-                arch::qemu::exit_with_code(code);
-            }
-            Ok(_) => {}
-            Err(e) => {
-                println!("kernel: init's wait failed: errno {e}");
-                arch::qemu::exit(arch::qemu::ExitCode::Failure);
-            }
-        }
-    }
+    let words: alloc::vec::Vec<&'static str> = program.into_iter().chain(cmdline::init_args()).collect();
+    let shown = words.join(" ");
+    // The shell ends at the end of its input: say how, when it is the shell that runs.
+    let hint = if shown.is_empty() || shown == "sh" { " (end of input, ^D, ends the shell)" } else { "" };
+    println!("kernel: pid 1 execs /bin/init{}{shown}{hint}", if shown.is_empty() { "" } else { " " });
+    drop(shown);
+    let argv = core::iter::once("init").chain(words).map(str::as_bytes).collect();
+    // `argv` is handed over: on success nothing of this frame is ever dropped.
+    let Err(e) = task::exec_program("/bin/init", argv);
+    println!("kernel: cannot exec /bin/init: errno {e}");
+    arch::qemu::exit(arch::qemu::ExitCode::Failure);
 }

@@ -25,7 +25,7 @@
 //! **Exit status.** The kernel ends a run by writing a value `v` to the exit device, and
 //! QEMU exits with `(v << 1) | 1`. The kernel's verdicts are `0x10` (success, status 33)
 //! and `0x11` (failure, 35); a kernel that ends the run with a program's exit status `N`
-//! (its shell's, say) writes `0x10 + N`, so 33 and 35 are also N = 0 and N = 1, and any
+//! (init's, pid 1, which hands on the shell's) writes `0x10 + N`, so 33 and 35 are also N = 0 and N = 1, and any
 //! other odd status from 37 up is [`Status::Exited`]`(N)`.
 
 use std::io::{BufRead, IsTerminal, Read, Write};

@@ -229,6 +229,13 @@ impl SchedEntity {
         self
     }
 
+    /// The same, for a task that is already running: a kernel thread that execs a user
+    /// program in place (init, pid 1). Its clocks and its place on the queues stay as they
+    /// are; only the user-task limits apply from now on.
+    pub fn set_user_space(&mut self) {
+        self.kernel_thread = false;
+    }
+
     /// The on-CPU state the task starts in (default `ONCPU_SYS`).
     pub fn with_running_state(mut self, state: MicroState) -> Self {
         self.running_state = state;

@@ -210,6 +210,33 @@ fn running_state_changes_apply_now_or_at_the_end_of_the_interrupt() {
 }
 
 #[test]
+fn a_kernel_thread_that_execs_in_place_keeps_its_clocks() {
+    // Init's life: a kernel thread (ONCPU_SYS) sleeps and runs, then execs /bin/init and
+    // runs in user mode, all as one task: its clocks go on, and sum to its age throughout.
+    let mut sys = sys();
+    let init = sys.spawn(SchedEntity::new(0));
+    sys.schedule(PrevAction::Preempted);
+    sys.now = 2_000;
+    sys.schedule(PrevAction::Block(BlockReason::Sleep(SleepKind::Interruptible)));
+    sys.now = 5_000;
+    assert!(sys.wake(init));
+    sys.schedule(PrevAction::Preempted);
+    sys.now = 6_000;
+    sys.check();
+    assert!(sys.store.se(init).is_kernel_thread());
+    // The exec: the entity becomes a user task's, and the first return to ring 3 switches
+    // the running state.
+    sys.store.tasks[init.0 as usize].se.set_user_space();
+    sys.rq.set_running_state(&mut sys.store, init, OncpuUsr, sys.now);
+    assert!(!sys.store.se(init).is_kernel_thread());
+    sys.now = 9_000;
+    sys.check();
+    let times = sys.msa(init);
+    assert_eq!((t(times, OncpuSys), t(times, InterruptibleSleep), t(times, OncpuUsr)), (3_000, 3_000, 3_000));
+    assert_eq!(times.iter().sum::<u64>(), 9_000);
+}
+
+#[test]
 fn zombies_keep_accumulating_zombie_time() {
     let mut sys = sys();
     let a = sys.spawn(SchedEntity::new(0));

@@ -8,6 +8,7 @@
 
 mod disk;
 mod faults;
+mod init;
 mod irq_accounting;
 mod kstat;
 mod sched;
@@ -67,6 +68,8 @@ const TESTS: &[(&str, Test)] = &[
     ("signals", signals::signals),
     ("taskstats", taskstats::records),
     ("taskstats_storm", taskstats::exit_storm),
+    ("init_exec", init::exec),
+    ("init_fault", init::fault),
 ];
 
 pub fn run(name: &str) -> ! {

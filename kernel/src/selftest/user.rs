@@ -28,6 +28,15 @@ pub(super) fn t(m: &MsaTimes, s: MicroState) -> u64 {
 
 /// Load test program `prog` into a new address space and start it with `arg` in `rdi`.
 pub(super) fn start(prog: &str, arg: u64) -> Result<(i32, Arc<Vm>), &'static str> {
+    let (vm, rsp) = load(prog)?;
+    let pid = task::spawn_user(prog, SchedParams::Normal(0), Arc::clone(&vm), USER_IMAGE_BASE, rsp, arg)
+        .map_err(|_| "spawn_user failed")?;
+    Ok((pid, vm))
+}
+
+/// Test program `prog` in a new address space (checked by reading it back), with an empty
+/// stack: the memory map and the initial stack pointer.
+pub(super) fn load(prog: &str) -> Result<(Arc<Vm>, u64), &'static str> {
     let code = arch::user_programs::program(prog).ok_or("no such test program")?;
     let vm = Vm::new().map_err(|_| "no memory for an address space")?;
     vm.load_segment(USER_IMAGE_BASE, code, code.len() as u64, Prot::READ_EXEC).map_err(|_| "cannot load the program")?;
@@ -37,9 +46,7 @@ pub(super) fn start(prog: &str, arg: u64) -> Result<(i32, Arc<Vm>), &'static str
         return Err("the image reads back differently");
     }
     let rsp = vm.setup_stack(&[]).map_err(|_| "cannot set up the stack")?;
-    let pid = task::spawn_user(prog, SchedParams::Normal(0), Arc::clone(&vm), USER_IMAGE_BASE, rsp, arg)
-        .map_err(|_| "spawn_user failed")?;
-    Ok((pid, vm))
+    Ok((vm, rsp))
 }
 
 /// Run `prog` to its end; returns what `wait` reported.

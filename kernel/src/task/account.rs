@@ -113,7 +113,7 @@ impl Kernel {
     }
 
     /// The current process's CPU time (on-CPU microstates of all its threads) at `now`.
-    fn process_cpu(&mut self, now: u64) -> u64 {
+    pub(super) fn process_cpu(&mut self, now: u64) -> u64 {
         let cur = self.current();
         self.process_msa_total(cur, now).map(|t| on_cpu(&t)).unwrap_or(0)
     }

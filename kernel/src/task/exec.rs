@@ -24,8 +24,15 @@
 //! heap (`brk`) starts at the first page after the highest one. The child inherits its
 //! creator's uid and scheduling parameters; its name is the file's, and it is flagged as
 //! having exec'd (the accounting flag AFORK is clear), as a `fork` + `exec` would leave it.
+//!
+//! **Exec in place** ([`exec_program`]): steps 1-4 as above, then instead of a new process
+//! the *calling* task becomes the program (`user::exec_current`): same pid, parent,
+//! children and accounting, new memory, name and user mode. Only a kernel thread alone in
+//! its process may do it — init (pid 1) does, once the kernel's part of boot is done
+//! (`main.rs`). A failure before the switch leaves the caller as it was.
 
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use tally_exec::elf::{self, Limits};
 use tally_exec::stack::{StackImage, AT_ENTRY, AT_PAGESZ};
 use tally_exec::ExecError;
@@ -33,7 +40,7 @@ use tally_task::CreateKind;
 
 use super::lifecycle::inherited_params;
 use super::ramdisk;
-use super::user::start_user_task;
+use super::user::{exec_current, start_user_task};
 use super::vm::{Prot, Vm, USER_MIN_ADDR, USER_MMAP_BASE, USER_STACK_TOP};
 use super::with_kernel;
 
@@ -83,4 +90,16 @@ pub fn spawn_program(path: &str, argv: &[&[u8]]) -> Result<i32, i32> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let params = with_kernel(inherited_params);
     start_user_task(name, params, vm, (entry, rsp, 0), CreateKind::Process, true)
+}
+
+/// Exec in place: the calling kernel thread becomes the ramdisk program `path` with
+/// arguments `argv` (see the module documentation). Returns only on failure, with the
+/// caller unchanged: the errors of [`spawn_program`], or `EINVAL` for a caller that is not
+/// a kernel thread alone in its process. `argv` is taken by value and freed before the
+/// jump to ring 3, which abandons the caller's stack.
+pub fn exec_program(path: &'static str, argv: Vec<&[u8]>) -> Result<core::convert::Infallible, i32> {
+    let (vm, entry, rsp) = load(path, &argv)?;
+    drop(argv);
+    let name = path.rsplit('/').next().unwrap_or(path);
+    exec_current(name, vm, (entry, rsp, 0))
 }

@@ -1,6 +1,9 @@
 //! Birth, sleep and death of kernel threads (and of user processes, which start as one):
 //! spawn, sleep, yield, exit, wait.
 //!
+//! One death is special: when init's (pid 1's) last thread exits, the run ends with it
+//! (`init_ended`): the kernel prints init's status and ends QEMU with it.
+//!
 //! ## How a process dies when it has several threads
 //!
 //! `exit` ends the calling thread only. `exit_group` — and a fatal signal, which is an
@@ -27,7 +30,7 @@
 use alloc::sync::Arc;
 use tally_msa::{MicroState, MsaClock, MsaTimes};
 use tally_sched::{BlockReason, Policy, PrevAction, SchedEntity, SleepKind, TaskState};
-use tally_task::{CreateKind, ExitStatus, TaskKey, WaitFor, WaitOutcome};
+use tally_task::{CreateKind, ExitStatus, TaskKey, WaitFor, WaitOutcome, INIT_PID};
 use tally_uapi::errno::{EAGAIN, EINTR, ENOMEM};
 
 use super::memacct::MemUsage;
@@ -290,7 +293,7 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
     arch::cpu::without_interrupts(|| {
         // Interrupts stay off from here to the final switch: no other task runs in between,
         // so what is decided in the first step still holds in the second.
-        let (status, last, vm, files) = with_kernel(|k| {
+        let (status, last, init, vm, files) = with_kernel(|k| {
             let cur = k.current();
             let now = arch::tsc::read();
             if group {
@@ -299,11 +302,16 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
             let group_status =
                 k.tasks.leader(cur).and_then(|l| k.tasks.get(l)).ok().and_then(|l| l.payload().group_exit);
             let last = k.tasks.threads(cur).is_ok_and(|t| t.len() <= 1);
+            let init = k.tasks.get(cur).is_ok_and(|t| t.tgid() == INIT_PID);
             let user = k.tasks.get(cur).ok().and_then(|t| t.payload().user.as_ref());
             let vm = user.map(|u| Arc::clone(u.vm()));
             let files = user.map(|u| Arc::clone(u.files()));
-            (group_status.unwrap_or(status), last, vm, files)
+            (group_status.unwrap_or(status), last, init, vm, files)
         });
+        if init && last {
+            drop((vm, files));
+            init_ended(status);
+        }
         // The last thread closes the process's descriptors (outside the kernel lock: closing
         // a pipe end wakes its peers, closing a socket takes the bus lock).
         if let (Some(files), true) = (files, last) {
@@ -408,6 +416,35 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
         switch_and_clean(threads);
     });
     unreachable!("an exited task was scheduled again")
+}
+
+/// The last thread of init (pid 1) is exiting: the system ends with it. Linux panics at
+/// this point ("Attempted to kill init!"); in Tally init's end is the normal way a run ends
+/// (`/bin/init` exits when the program it started does), so QEMU exits cleanly and hands on
+/// init's exit code (`arch::qemu`: 0 is success) — or the failure status if init died of a
+/// signal (a fault in pid 1). Before that, invariant (a) is checked one last time, on init,
+/// whose clocks span the kernel's part of boot and the exec, and the tally of every exit's
+/// check is printed. Called with interrupts off; never returns.
+fn init_ended(status: ExitStatus) -> ! {
+    let (checked, broken) = with_kernel(|k| {
+        let now = arch::tsc::read();
+        let me = k.rq.current();
+        let clocks = k.rq.msa_snapshot(&mut HotStore(&mut k.hot), me, now);
+        check_at_exit(k, me, &clocks, now);
+        (k.exit_checks, k.exit_violations)
+    });
+    if tally_msa::ACCOUNTING_ENABLED {
+        println!("kernel: microstate clocks summed to the task's age at {checked} exits (init's included), broken at {broken}");
+    }
+    let raw = status.raw();
+    if tally_task::wifexited(raw) {
+        let code = tally_task::wexitstatus(raw) as u8;
+        println!("kernel: init (pid 1) ended with status {code}");
+        arch::qemu::exit_with_code(code)
+    }
+    let sig = tally_task::wtermsig(raw);
+    println!("kernel: init (pid 1) killed by signal {sig}: failure");
+    arch::qemu::exit(arch::qemu::ExitCode::Failure)
 }
 
 /// Invariant (a) at every exit, to the TSC tick: the clocks sum to the task's age.

@@ -124,6 +124,13 @@ impl MemAcct {
         self.hiwater_vm = self.hiwater_vm.max(vm);
     }
 
+    /// The memory came into use at process CPU time `cpu`, not at 0: a program exec'd in
+    /// place by a task that already has CPU time of its own (init). Its integrals start
+    /// there. Call once the program is loaded and before it runs (nothing integrated yet).
+    pub fn start_at(&mut self, cpu: u64) {
+        self.cpu_mark = self.cpu_mark.max(cpu);
+    }
+
     /// The numbers as of CPU time `cpu`, the open interval included; changes nothing.
     pub fn usage(&self, cpu: u64) -> MemUsage {
         let mut a = *self;

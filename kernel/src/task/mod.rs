@@ -22,7 +22,9 @@
 //! the dying thread itself (it is still standing on its stack).
 //!
 //! A user process (`user.rs`) is such a thread with a memory map (`vm.rs`): its thread runs
-//! on its own address space, and its entry function drops to ring 3. From then on it comes
+//! on its own address space, and its entry function drops to ring 3. Init (pid 1) becomes
+//! one in place: a kernel thread until the kernel's part of boot is done, it then execs
+//! `/bin/init` (`exec.rs`), keeping its pid and its clocks. From then on it comes
 //! back into the kernel through system calls (ONCPU_SYS), exceptions (ONCPU_TRAP) and
 //! interrupts, and returns to user mode (ONCPU_USR) — [`set_running_state`] tells the
 //! scheduler's microstate clocks which.
@@ -65,14 +67,14 @@ pub use account::{
     children_totals, current_process_cpu_ticks, msa_breakdown, msa_of, process_usage, recent_exits, task_stats,
     MsaWhich, TaskStat,
 };
-pub use exec::spawn_program;
+pub use exec::{exec_program, spawn_program};
 pub use lifecycle::{exit, exit_group, exit_if_killed, exit_signaled, kill_pending, return_to_user, sleep_ns, spawn, spawn_thread, wait, wait_child, yield_now, SchedParams, WaitOptions, WaitResult};
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used};
 pub use signal::kill;
 pub use threads::create_thread;
 pub use user::{
-    account_read, account_write, account_blocks, current_files, current_ids, current_vm, note_minor_fault, set_running_state,
-    spawn_user, user_page_fault, syscall_entered,
+    account_read, account_write, account_blocks, current_files, current_ids, current_vm, exec_user, note_minor_fault,
+    set_running_state, spawn_user, user_page_fault, syscall_entered,
 };
 pub use waitqueue::{IrqCompletion, SleepLock, WaitQueue};
 

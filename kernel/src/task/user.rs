@@ -29,8 +29,17 @@
 //!
 //! A second thread of the same process (`threads.rs`) is the same kind of task, sharing
 //! the `Vm`: [`start_user_task`] with `CreateKind::Thread`.
+//!
+//! **Exec in place.** A kernel thread can also become a user process without a new task:
+//! [`exec_current`] gives the *running* task the loaded `Vm` (its thread's CR3 switches to
+//! it at once: `Thread::exec_user`), user state and a user-task scheduler entity, then takes
+//! the same [`start_user`] path a new task takes on its first switch. The pid, parent,
+//! children, counters and microstate clocks carry on: the clock simply goes from ONCPU_SYS
+//! to ONCPU_USR at the jump. This is how init (pid 1) turns into `/bin/init` once the
+//! kernel's part of boot is done (`exec.rs`, `main.rs`), as Linux's `kernel_init` does.
 
 use alloc::sync::Arc;
+use core::convert::Infallible;
 use tally_msa::MicroState;
 use tally_task::CreateKind;
 use tally_uapi::errno::{EINVAL, ENOMEM};
@@ -38,6 +47,7 @@ use tally_uapi::errno::{EINVAL, ENOMEM};
 use super::lifecycle::{start_task, thread_entry, SchedParams};
 use super::vm::{FaultOutcome, Vm, USER_END};
 use super::{with_kernel, HotStore, Payload, TaskCounters};
+use tally_sched::TaskStore;
 use crate::arch::{self, context::Thread};
 use crate::file::FileTable;
 
@@ -65,6 +75,13 @@ impl UserContext {
 /// `rsp` is not a user address.
 pub fn spawn_user(name: &str, params: SchedParams, vm: Arc<Vm>, entry: u64, rsp: u64, arg: u64) -> Result<i32, i32> {
     start_user_task(name, params, vm, (entry, rsp, arg), CreateKind::Process, false)
+}
+
+/// Turn the running task, a kernel thread, into a user process running `vm`'s program from
+/// `entry` with stack pointer `rsp` and `arg` in `rdi`, in place; returns only on failure
+/// (see `exec_current`). The self-tests' counterpart of `exec_program`.
+pub fn exec_user(name: &str, vm: Arc<Vm>, entry: u64, rsp: u64, arg: u64) -> Result<Infallible, i32> {
+    exec_current(name, vm, (entry, rsp, arg))
 }
 
 /// Start a user task of `kind` (a new process, or a thread of the current process) running
@@ -95,6 +112,52 @@ pub(super) fn start_user_task(
     let mut payload = Payload::kernel(thread, Some((start_user, 0)));
     payload.user = Some(UserContext { vm, files, start });
     start_task(name, params, payload, kind, exec)
+}
+
+/// Turn the running task into a user process running `vm` from `start` = (rip, rsp, rdi),
+/// in place (see the module documentation), named `name` and flagged as exec'd; returns
+/// only on failure. The task must be a kernel thread alone in its process — init is — so
+/// there is no old memory whose accounting would have to be folded into the process's
+/// totals, and no other thread to stop (`EINVAL` otherwise, or for a non-user `start`).
+/// Its descriptors become the console. The memory integrals start at the process's CPU
+/// time now (`MemAcct::start_at`).
+pub(super) fn exec_current(name: &str, vm: Arc<Vm>, start: (u64, u64, u64)) -> Result<Infallible, i32> {
+    if start.0 >= USER_END || start.1 > USER_END {
+        return Err(EINVAL);
+    }
+    let thread = with_kernel(|k| {
+        let cur = k.current();
+        let alone = k.tasks.threads(cur).is_ok_and(|t| t.len() == 1);
+        match k.tasks.get(cur) {
+            Ok(t) if alone && t.payload().user.is_none() => Ok(Arc::clone(&t.payload().thread)),
+            _ => Err(EINVAL),
+        }
+    })?;
+    let files = Arc::new(FileTable::with_console());
+    arch::cpu::without_interrupts(|| {
+        // From here to ring 3 nothing else runs: the thread, the task and the memory map
+        // change as one.
+        thread.exec_user(Arc::clone(vm.space()));
+        let cpu = with_kernel(|k| {
+            let me = k.rq.current();
+            HotStore(&mut k.hot).entity(me).set_user_space();
+            let cur = k.current();
+            if let Ok(t) = k.tasks.get_mut(cur) {
+                t.exec(name.as_bytes());
+                let p = t.payload_mut();
+                p.entry = None;
+                p.user = Some(UserContext { vm: Arc::clone(&vm), files, start });
+            }
+            k.process_cpu(arch::tsc::read())
+        });
+        vm.start_accounting_at(cpu);
+    });
+    // Nothing that needs dropping may stay on this stack: `start_user` abandons it.
+    drop(thread);
+    drop(vm);
+    start_user(0);
+    // `start_user` returns only for a task without user state, installed just above.
+    Err(EINVAL)
 }
 
 /// The kernel-side entry of a user thread (called by `thread_entry`, interrupts enabled):

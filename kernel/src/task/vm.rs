@@ -385,6 +385,12 @@ impl Vm {
         self.with_map(|m| m.acct.usage(cpu))
     }
 
+    /// The program loaded here runs from process CPU time `cpu` on (an exec in place: see
+    /// `MemAcct::start_at`).
+    pub fn start_accounting_at(&self, cpu: u64) {
+        self.with_map(|m| m.acct.start_at(cpu));
+    }
+
     /// The process is gone (its last thread exits at process CPU time `cpu`): free every
     /// user page and user page table now, rather than when the zombie is reaped. Returns the
     /// final memory numbers (sizes as they were just before, integrals up to `cpu`).

@@ -21,6 +21,10 @@
 //! `syscall` entry at its kernel stack top, so that an interrupt, exception or system call
 //! from its user mode lands on its own kernel stack; and save/restore the FPU/SSE registers
 //! (`fxsave`/`fxrstor`) of the user threads involved — kernel threads never touch them.
+//!
+//! A kernel thread can also *become* a user thread in place ([`Thread::exec_user`]): init
+//! (pid 1) does, when the kernel's part of boot is done and it execs `/bin/init` — the same
+//! stack and saved state, from then on a process's CR3 and FPU registers.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -113,19 +117,44 @@ pub struct Thread {
     /// Held for its `Drop`: the stack is unmapped when the last reference goes.
     _stack: Option<KernelStack>,
     rsp: UnsafeCell<u64>,
-    /// The address space this thread runs in; `None`: the kernel's own table.
-    space: Option<Arc<AddressSpace>>,
-    /// The CR3 value it runs with: its space's root, or the kernel's table.
-    root: u64,
+    /// What the thread runs on. Set at creation; replaced only by [`Thread::exec_user`], by
+    /// the thread itself; read by `switch`.
+    mode: UnsafeCell<Mode>,
     /// Top of its kernel stack (0 for the boot thread), precomputed for `switch`.
     stack_top: u64,
+}
+
+/// The part of a thread's machine state that an exec in place changes.
+struct Mode {
+    /// The address space this thread runs in (held so it lives as long as the thread runs
+    /// on it); `None`: the kernel's own table.
+    _space: Option<Arc<AddressSpace>>,
+    /// The CR3 value it runs with: its space's root, or the kernel's table.
+    root: u64,
     /// Saved x87/SSE registers of a user thread (written by `switch` only).
     fpu: Option<alloc::boxed::Box<UnsafeCell<FxArea>>>,
 }
 
-// SAFETY: `rsp` and the FPU area are only accessed by `switch`, which runs with interrupts
-// disabled on the only CPU, for the two threads it switches between; no two contexts access
-// them at once. The address space is shared by `Arc` and internally locked.
+impl Mode {
+    fn kernel() -> Mode {
+        Mode { _space: None, root: paging::kernel_root(), fpu: None }
+    }
+
+    /// Runs on `space`, with FPU/SSE registers of its own, reset.
+    fn user(space: Arc<AddressSpace>) -> Mode {
+        Mode {
+            root: space.root(),
+            _space: Some(space),
+            fpu: Some(alloc::boxed::Box::new(UnsafeCell::new(FxArea::initial()))),
+        }
+    }
+}
+
+// SAFETY: `rsp`, the mode and the FPU area are only accessed by `switch`, which runs with
+// interrupts disabled on the only CPU, for the two threads it switches between, and by
+// `exec_user`, which runs with interrupts disabled on the running thread itself (so no
+// `switch` runs meanwhile); no two contexts access them at once. The address space is
+// shared by `Arc` and internally locked.
 unsafe impl Sync for Thread {}
 // SAFETY: as above; the stack slot is owned by the Thread.
 unsafe impl Send for Thread {}
@@ -136,14 +165,7 @@ pub type ThreadEntry = extern "C" fn(arg: u64) -> !;
 impl Thread {
     /// The thread already running: the boot code on the boot loader's stack.
     pub fn boot() -> Arc<Thread> {
-        Arc::new(Thread {
-            _stack: None,
-            rsp: UnsafeCell::new(0),
-            space: None,
-            root: paging::kernel_root(),
-            stack_top: 0,
-            fpu: None,
-        })
+        Arc::new(Thread { _stack: None, rsp: UnsafeCell::new(0), mode: UnsafeCell::new(Mode::kernel()), stack_top: 0 })
     }
 
     /// Like [`Thread::spawn`], for a thread of a user process: it runs with `space` loaded in
@@ -151,10 +173,47 @@ impl Thread {
     /// function typically sets up and calls `usermode::enter_user`.
     pub fn spawn_user(entry: ThreadEntry, arg: u64, space: Arc<AddressSpace>) -> Result<Arc<Thread>, MapError> {
         let mut t = Self::new_kernel_stack(entry, arg)?;
-        t.root = space.root();
-        t.space = Some(space);
-        t.fpu = Some(alloc::boxed::Box::new(UnsafeCell::new(FxArea::initial())));
+        *t.mode.get_mut() = Mode::user(space);
         Ok(Arc::new(t))
+    }
+
+    /// Make the running thread a thread of a user process on `space`, in place (the way
+    /// Linux's init, a kernel thread, becomes a user process by exec'ing `/sbin/init`): from
+    /// now on it runs with `space` in CR3 — loaded here, at once — and has FPU/SSE registers
+    /// of its own, loaded here with their initial values (the CPU's registers still hold
+    /// whatever the last user thread left in them). Its kernel stack and everything on it
+    /// stay. The space it ran on before, if any, is released once CR3 has left it.
+    /// Call on the running thread (checked) with interrupts disabled (checked).
+    pub fn exec_user(&self, space: Arc<AddressSpace>) {
+        assert!(!x86_64::instructions::interrupts::are_enabled(), "exec_user with interrupts enabled");
+        // This frame lies on the running thread's stack: the check that `self` is it.
+        let here = &raw const space as u64;
+        assert!(
+            self.stack_top != 0 && here < self.stack_top && here >= self.stack_top - STACK_PAGES * 4096,
+            "exec_user on a thread that is not running"
+        );
+        let mode = Mode::user(space);
+        let root = mode.root;
+        if let Some(area) = &mode.fpu {
+            // SAFETY: the area is new, owned by `mode`, 512 bytes, 16-byte aligned, and holds a
+            // valid fxsave image (the initial one); fxrstor only reads it.
+            unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) area.get(), options(nostack, preserves_flags)) };
+        }
+        // SAFETY: interrupts are off and this is the running thread on the only CPU, so no
+        // `switch` (the only reader) runs until this returns, and no reference into the old
+        // mode is alive: swapping it is the only access.
+        let old = unsafe { core::ptr::replace(self.mode.get(), mode) };
+        address_space::load_root(root);
+        drop(old);
+    }
+
+    /// What `switch` needs of this thread: its CR3 root and its FPU area, if any.
+    fn switch_view(&self) -> (u64, Option<*mut FxArea>) {
+        // SAFETY: `switch` calls this with interrupts off on the only CPU, when no
+        // `exec_user` can be in progress (it too runs with interrupts off); the reference
+        // ends before this returns.
+        let mode = unsafe { &*self.mode.get() };
+        (mode.root, mode.fpu.as_ref().map(|f| f.get()))
     }
 
     /// A new thread that will start in `entry(arg)` the first time it is switched to, with
@@ -176,14 +235,7 @@ impl Thread {
         // SAFETY: [rsp, top) lies in the stack just mapped writable, owned by this new thread
         // and not yet running.
         unsafe { core::ptr::copy_nonoverlapping(frame.as_ptr(), rsp as *mut u64, frame.len()) };
-        Ok(Thread {
-            _stack: Some(stack),
-            rsp: UnsafeCell::new(rsp),
-            space: None,
-            root: paging::kernel_root(),
-            stack_top: top,
-            fpu: None,
-        })
+        Ok(Thread { _stack: Some(stack), rsp: UnsafeCell::new(rsp), mode: UnsafeCell::new(Mode::kernel()), stack_top: top })
     }
 }
 
@@ -239,10 +291,9 @@ pub fn switch(from: Arc<Thread>, to: Arc<Thread>) {
     }
     let save = from.rsp.get();
     let next = to.rsp.get();
-    let root = to.root;
+    let (_, save_fpu) = from.switch_view();
+    let (root, load_fpu) = to.switch_view();
     let stack_top = to.stack_top;
-    let save_fpu = from.fpu.as_ref().map(|f| f.get());
-    let load_fpu = to.fpu.as_ref().map(|f| f.get());
     drop(from);
     drop(to);
     if let Some(area) = save_fpu {

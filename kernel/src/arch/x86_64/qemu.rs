@@ -3,7 +3,7 @@
 //! Writing a value `v` makes QEMU exit with status `(v << 1) | 1`, so no value can produce
 //! status 0. `cargo xtask` treats 33 (`0x10`) as success and everything else — 35 (`0x11`),
 //! a crash, a timeout, a triple fault — as failure. To hand on a program's exit code `n`
-//! (the shell's, at the end of `cargo xtask run`), the kernel writes `0x10 + n`, which
+//! (init's when pid 1 ends — the shell's, by default), the kernel writes `0x10 + n`, which
 //! xtask turns back into `n`: 0 is success, 1 is the failure status above.
 
 use x86_64::instructions::port::Port;
