@@ -74,6 +74,13 @@ impl MsgBuilder {
         b
     }
 
+    /// Room for `extra` more bytes: a message whose size is known up front is then built
+    /// without the vector regrowing (and copying itself) on the way.
+    pub fn reserve(&mut self, extra: usize) -> &mut Self {
+        self.buf.reserve(extra);
+        self
+    }
+
     /// Bytes so far (including padding of the last attribute).
     pub fn len(&self) -> usize {
         self.buf.len()

@@ -104,6 +104,9 @@ impl TaskstatsFamily {
 /// Appends `AGGR { ID, STATS[, MSA] }` to `b`.
 fn put_aggr(b: &mut MsgBuilder, kind: AggrKind, id: u32, rec: &StatsRecord) {
     let (nest, id_ty) = kind.types();
+    // Four attribute headers, the id, and the payloads padded to 4 bytes.
+    let msa_len = rec.msa_ns.as_ref().map_or(0, |m| m.len() + 3);
+    b.reserve(4 * 4 + 4 + rec.stats.len() + 3 + msa_len);
     b.nest_start(nest).put_u32(id_ty, id).put_bytes(TASKSTATS_TYPE_STATS, &rec.stats);
     if let Some(msa) = &rec.msa_ns {
         b.put_bytes(TASKSTATS_TYPE_MSA, msa);

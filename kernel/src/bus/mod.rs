@@ -48,7 +48,12 @@ fn record(a: &TaskAccounting) -> StatsRecord {
     let clock = crate::time::clock();
     let boot_ns = crate::time::boot_unix_seconds().saturating_mul(1_000_000_000);
     let stats = tally_taskstats::fill(a, &clock, boot_ns).to_bytes().to_vec();
-    let msa: Vec<u8> = tally_taskstats::msa_ns(&a.msa_ticks, &clock).iter().flat_map(|v| v.to_le_bytes()).collect();
+    let ns = tally_taskstats::msa_ns(&a.msa_ticks, &clock);
+    // Sized once: collecting a flat_map would regrow the vector byte by byte.
+    let mut msa = Vec::with_capacity(8 * ns.len());
+    for v in ns {
+        msa.extend_from_slice(&v.to_le_bytes());
+    }
     StatsRecord { stats, msa_ns: Some(msa) }
 }
 
