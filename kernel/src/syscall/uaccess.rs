@@ -110,6 +110,12 @@ pub fn write_u64(addr: u64, v: u64) -> Result<(), i32> {
     copy_to_user(addr, &v.to_le_bytes())
 }
 
+/// Write `words` to user memory as consecutive `u64`s (a C `uint64_t[]`).
+#[inline]
+pub fn write_u64s(addr: u64, words: &[u64]) -> Result<(), i32> {
+    copy_to_user(addr, uaccess::u64s_as_bytes(words))
+}
+
 /// Read a `struct timespec` from user memory.
 pub fn read_timespec(addr: u64) -> Result<Timespec, i32> {
     let mut b = [0u8; 16];

@@ -270,3 +270,12 @@ pub fn copy_from_user_direct(src: u64, dst: &mut [u8]) -> bool {
     // `copy_to_user_direct`, and only read.
     unsafe { tally_uaccess_copy(dst.as_mut_ptr(), src as *const u8, dst.len(), smap) == 0 }
 }
+
+/// `words` as the bytes they are in memory: little-endian, as `to_le_bytes` would give, so
+/// arrays of `u64` (`msa()`'s clocks) can be copied out without building a byte copy first.
+#[inline]
+pub fn u64s_as_bytes(words: &[u64]) -> &[u8] {
+    // SAFETY: u64 has no padding and every byte of it is initialised; u8 needs no alignment;
+    // the byte slice covers exactly the same memory and borrows it as long as `words`.
+    unsafe { core::slice::from_raw_parts(words.as_ptr().cast::<u8>(), core::mem::size_of_val(words)) }
+}
