@@ -1,9 +1,11 @@
 //! What the kernel does with CPU exceptions.
 //!
-//! A breakpoint is reported and execution resumes after the `int3`. Every other exception in
-//! the kernel is fatal: the report names the exception, its vector, the error code, RIP, and
-//! CR2 for page faults, and the run ends through QEMU's exit device with a failure status,
-//! so a broken kernel never hangs or reboots in a loop.
+//! A breakpoint is reported and execution resumes after the `int3`. (A page fault in the
+//! direct user copy never gets here: `arch`'s `idt.rs` sends it back to the copy, see
+//! `arch::uaccess`.) Every other exception in the kernel is fatal: the report names the
+//! exception, its vector, the error code, RIP, and CR2 for page faults, and the run ends
+//! through QEMU's exit device with a failure status, so a broken kernel never hangs or
+//! reboots in a loop.
 //!
 //! A double fault whose CR2 lies just below the interrupted stack pointer is a kernel stack
 //! overflow: the push that hit the guard page faulted, and so did delivering that fault on

@@ -38,6 +38,7 @@
 //!   sched_yield     rq.schedule(&mut store, now, Yield)
 //!   user/kernel     rq.set_running_state(&mut store, key, ONCPU_USR / ONCPU_SYS, now)
 //!   msa() syscall   rq.msa_snapshot(&mut store, key, now)   (TSC ticks; convert to ns)
+//!                   rq.msa_add_to(&mut store, key, now, &mut sum)  (a process: each thread)
 //! ```
 //!
 //! `schedule` returns a [`Switch`]; if `prev != next` the kernel switches stacks. Each call

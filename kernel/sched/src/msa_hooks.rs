@@ -107,6 +107,28 @@ impl RunQueue {
         }
     }
 
+    /// Add [`RunQueue::msa_snapshot`]'s clocks into `sum` (wrapping), without building the
+    /// snapshot when no flip is pending: how `MSA_SELF` sums a process's live threads.
+    #[inline]
+    pub fn msa_add_to<S: TaskStore + ?Sized>(&self, store: &mut S, key: TaskKey, now: u64, sum: &mut MsaTimes) {
+        if self.flip_pending(store, key) {
+            self.msa_add_flipped(store, key, now, sum);
+        } else {
+            store.clock(key).add_to(now, sum);
+        }
+    }
+
+    /// [`RunQueue::msa_add_to`] for a task that owes a flip (rare: it waited on the expired
+    /// array across an array swap and has not been touched since).
+    #[cold]
+    #[inline(never)]
+    fn msa_add_flipped<S: TaskStore + ?Sized>(&self, store: &mut S, key: TaskKey, now: u64, sum: &mut MsaTimes) {
+        let clocks = store.clock(key).snapshot_as_if_switched(self.flip_time, MicroState::OnActiveQueue, now);
+        for (total, t) in sum.iter_mut().zip(clocks) {
+            *total = total.wrapping_add(t);
+        }
+    }
+
     /// Set the on-CPU state `key` runs in (`ONCPU_USR` on return to user mode, `ONCPU_SYS` on
     /// system-call entry, `ONCPU_TRAP` in an exception handler). If `key` is the current task
     /// its clock switches at `now` — or, inside an interrupt, when the interrupt ends.

@@ -5,6 +5,9 @@
 //! (and counted as a minor fault, as if user code had touched it). Every function checks
 //! the whole range before copying anything and fails with `EFAULT` — never a kernel fault —
 //! for a pointer into the kernel, at nothing, or (for copies out) at read-only memory.
+//! A copy within one page first tries the direct path (`arch::uaccess`'s module comment:
+//! copy, and let a page fault say no), which needs neither the memory map nor a page-table
+//! walk; if it fails, nothing has been written and the checked path decides.
 
 use alloc::vec::Vec;
 use tally_uapi::errno::{E2BIG, EFAULT};
@@ -32,13 +35,32 @@ pub fn check(addr: u64, len: u64, write: bool) -> Result<(), i32> {
     with_user(|space, resolve| uaccess::check(space, addr, len, write, resolve))
 }
 
-/// Copy `buf.len()` bytes from user address `addr`.
+/// Copy `buf.len()` bytes from user address `addr`. (On failure `buf` holds nothing
+/// meaningful.)
+#[inline]
 pub fn copy_from_user(addr: u64, buf: &mut [u8]) -> Result<(), i32> {
+    if uaccess::copy_from_user_direct(addr, buf) {
+        return Ok(());
+    }
+    copy_from_user_checked(addr, buf)
+}
+
+#[inline(never)]
+fn copy_from_user_checked(addr: u64, buf: &mut [u8]) -> Result<(), i32> {
     with_user(|space, resolve| uaccess::copy_from_user(space, addr, buf, resolve))
 }
 
 /// Copy `buf` to user address `addr`.
+#[inline]
 pub fn copy_to_user(addr: u64, buf: &[u8]) -> Result<(), i32> {
+    if uaccess::copy_to_user_direct(addr, buf) {
+        return Ok(());
+    }
+    copy_to_user_checked(addr, buf)
+}
+
+#[inline(never)]
+fn copy_to_user_checked(addr: u64, buf: &[u8]) -> Result<(), i32> {
     with_user(|space, resolve| uaccess::copy_to_user(space, addr, buf, resolve))
 }
 
@@ -86,6 +108,12 @@ pub fn write_i32(addr: u64, v: i32) -> Result<(), i32> {
 /// Write a `u64` to user memory.
 pub fn write_u64(addr: u64, v: u64) -> Result<(), i32> {
     copy_to_user(addr, &v.to_le_bytes())
+}
+
+/// Write `words` to user memory as consecutive `u64`s (a C `uint64_t[]`).
+#[inline]
+pub fn write_u64s(addr: u64, words: &[u64]) -> Result<(), i32> {
+    copy_to_user(addr, uaccess::u64s_as_bytes(words))
 }
 
 /// Read a `struct timespec` from user memory.

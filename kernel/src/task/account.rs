@@ -102,32 +102,51 @@ impl Kernel {
     }
 
     /// `MSA_SELF` of the process of `key` at TSC `now` — [`Kernel::process_msa`]'s total,
-    /// without collecting the parts (no allocation: this is the `msa()` fast path).
-    pub(super) fn process_msa_total(&mut self, key: TaskKey, now: u64) -> Result<MsaTimes, i32> {
-        let mut total = self.tasks.dead_total(key)?.msa;
-        for &t in self.tasks.threads(key)? {
-            let clocks = self.rq.msa_snapshot(&mut HotStore(&mut self.hot), Kernel::sched_key(t), now);
-            add_msa(&mut total, &clocks);
+    /// without collecting the parts; all zero if `key` is stale.
+    pub(super) fn process_msa_total(&mut self, key: TaskKey, now: u64) -> MsaTimes {
+        let mut total = [0; NR_MICROSTATES];
+        self.process_msa_into(key, now, &mut total);
+        total
+    }
+
+    /// [`Kernel::process_msa_total`] written into `total`; false (`total` untouched) if
+    /// `key` is stale. This is the `msa()` fast path: no allocation, one group lookup, each
+    /// live thread's clocks added in place, and the total built where the caller wants it.
+    #[inline]
+    fn process_msa_into(&mut self, key: TaskKey, now: u64, total: &mut MsaTimes) -> bool {
+        let Ok((dead, threads)) = self.tasks.process_parts(key) else { return false };
+        *total = dead.msa;
+        let mut store = HotStore(&mut self.hot);
+        for &t in threads {
+            self.rq.msa_add_to(&mut store, Kernel::sched_key(t), now, total);
         }
-        Ok(total)
+        true
     }
 
     /// The current process's CPU time (on-CPU microstates of all its threads) at `now`.
     pub(super) fn process_cpu(&mut self, now: u64) -> u64 {
         let cur = self.current();
-        self.process_msa_total(cur, now).map(|t| on_cpu(&t)).unwrap_or(0)
+        on_cpu(&self.process_msa_total(cur, now))
     }
 }
 
-/// `msa()`: the clocks of the current thread, process or reaped children, in TSC ticks.
-pub fn msa_of(which: MsaWhich) -> MsaTimes {
+/// `msa()`: the clocks of the current thread, process or reaped children, in TSC ticks,
+/// written into `out` (in place: a 13-word result is not copied on its way back).
+#[inline]
+pub fn msa_of(which: MsaWhich, out: &mut MsaTimes) {
     with_kernel(|k| {
         let now = arch::tsc::read();
         let cur = k.current();
-        match which {
-            MsaWhich::Thread => k.rq.msa_snapshot(&mut HotStore(&mut k.hot), k.rq.current(), now),
-            MsaWhich::SelfProcess => k.process_msa_total(cur, now).unwrap_or([0; NR_MICROSTATES]),
-            MsaWhich::Children => k.tasks.children_total(cur).map(|t| t.msa).unwrap_or([0; NR_MICROSTATES]),
+        let found = match which {
+            MsaWhich::Thread => {
+                *out = k.rq.msa_snapshot(&mut HotStore(&mut k.hot), k.rq.current(), now);
+                true
+            }
+            MsaWhich::SelfProcess => k.process_msa_into(cur, now, out),
+            MsaWhich::Children => k.tasks.children_total(cur).map(|t| *out = t.msa).is_ok(),
+        };
+        if !found {
+            *out = [0; NR_MICROSTATES];
         }
     })
 }

@@ -131,7 +131,7 @@ pub fn of_pid(pid: i32) -> Result<TaskAccounting, i32> {
         let mut a = k.identity(key, now)?;
         (a.msa_ticks, a.delays) = k.clocks_of(key, now);
         a.counters = counters(&k.tasks.get(key)?.payload().counters);
-        let cpu = k.process_msa_total(key, now).map(|t| on_cpu(&t)).unwrap_or(0);
+        let cpu = on_cpu(&k.process_msa_total(key, now));
         Ok::<_, i32>((a, k.vm_of(key), cpu))
     })?;
     fill_memory(&mut a, vm, cpu);

@@ -268,6 +268,13 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         Ok(&self.group(key)?.dead)
     }
 
+    /// [`TaskTable::dead_total`] and [`TaskTable::threads`] with one lookup of the group:
+    /// everything `MSA_SELF` adds up.
+    pub fn process_parts(&self, key: TaskKey) -> Result<(&A, &[TaskKey]), Errno> {
+        let g = self.group(key)?;
+        Ok((&g.dead, &g.members))
+    }
+
     /// The totals of the child processes `key`'s process has reaped (`MSA_CHILDREN`,
     /// `RUSAGE_CHILDREN`), grandchildren reaped by them included.
     pub fn children_total(&self, key: TaskKey) -> Result<&A, Errno> {
@@ -311,13 +318,14 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         }
     }
 
-    /// The thread group of `key`'s process.
+    /// The thread group of `key`'s process (a leader's own, found without a second lookup).
     pub(crate) fn group(&self, key: TaskKey) -> Result<&ThreadGroup<A>, Errno> {
-        let leader = self.leader(key)?;
-        self.tasks
-            .get(leader)
-            .and_then(|t| t.group.as_ref())
-            .ok_or(ESRCH)
+        let task = self.get(key)?;
+        let leader = match task.leader {
+            None => task,
+            Some(l) => self.get(l)?,
+        };
+        leader.group.as_ref().ok_or(ESRCH)
     }
 
     /// The thread group of a leader (`None` if `leader` is stale or not a leader).

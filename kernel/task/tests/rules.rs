@@ -146,6 +146,7 @@ fn a_non_leader_thread_is_reaped_by_its_own_exit() {
     assert_eq!(t.lookup(3), Err(ESRCH));
     assert_eq!(t.threads(a).unwrap(), &[a]);
     assert_eq!(t.dead_total(a), Ok(&7));
+    assert_eq!(t.process_parts(a), Ok((&7, &[a][..])));
     assert!(matches!(
         t.wait(init, WaitFor::Any, true),
         Ok(WaitOutcome::NotReady)

@@ -8,6 +8,9 @@
 /// The PIT's input clock in Hz (a property of the PC platform, fixed since the IBM PC).
 pub const PIT_HZ: u64 = 1_193_182;
 
+/// Nanoseconds in a second.
+const NS: u64 = 1_000_000_000;
+
 /// A TSC whose frequency has been measured, and the tick at which the kernel booted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TscClock {
@@ -37,11 +40,19 @@ impl TscClock {
     /// (several seconds) the product fits in 64 bits and one `div` instruction does it;
     /// beyond, whole seconds are split off first (`ticks = q·hz + r`, so the result is
     /// `q·10^9 + floor(r·10^9 / hz)`), still exact.
+    #[inline]
     pub const fn ticks_to_ns(&self, ticks: u64) -> u64 {
-        const NS: u64 = 1_000_000_000;
         if ticks <= u64::MAX / NS {
             return ticks * NS / self.hz;
         }
+        self.long_ticks_to_ns(ticks)
+    }
+
+    /// [`TscClock::ticks_to_ns`] beyond ~18.4 × 10^9 ticks, out of line so that the common
+    /// case stays small enough to inline (and unroll, in `msa()`'s loop over 13 clocks).
+    #[cold]
+    #[inline(never)]
+    const fn long_ticks_to_ns(&self, ticks: u64) -> u64 {
         if self.hz <= u64::MAX / NS {
             let (q, r) = (ticks / self.hz, ticks % self.hz);
             return match q.checked_mul(NS) {

@@ -185,6 +185,9 @@ impl Sys {
         let mut interrupted = self.reaped[MicroState::Interrupted.index()];
         for key in self.store.keys().collect::<Vec<_>>() {
             let snap = self.rq.msa_snapshot(&mut self.store, key, now);
+            let mut added = [0; tally_sched::NR_MICROSTATES];
+            self.rq.msa_add_to(&mut self.store, key, now, &mut added);
+            assert_eq!(added, snap, "msa_add_to adds exactly msa_snapshot for {key:?}");
             if tally_sched::ACCOUNTING_ENABLED {
                 let created = self.store.tasks[key.0 as usize].created;
                 assert_eq!(snap.iter().sum::<u64>(), now - created, "(a) clocks of {key:?} sum to its age");

@@ -429,6 +429,15 @@ impl Drop for AddressSpace {
 /// every context switch would cost more than this comparison.
 static ACTIVE_ROOT: AtomicU64 = AtomicU64::new(0);
 
+/// Is the CPU running on a user process's address space (not the kernel's own table)? Then
+/// every page mapped in the user half is a user page of that process: `AddressSpace::new`
+/// leaves the user half empty and every mapping made there carries `USER_ACCESSIBLE`.
+#[inline]
+pub fn user_space_active() -> bool {
+    let root = ACTIVE_ROOT.load(Ordering::Relaxed);
+    root != 0 && root != paging::kernel_root()
+}
+
 /// The level-4 table the CPU is using.
 pub fn current_root() -> u64 {
     match ACTIVE_ROOT.load(Ordering::Relaxed) {

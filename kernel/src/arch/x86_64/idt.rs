@@ -91,9 +91,20 @@ extern "x86-interrupt" fn breakpoint(f: InterruptStackFrame) {
     crate::trap::breakpoint(&Exception::new(3, "breakpoint", &f, None));
 }
 
-extern "x86-interrupt" fn page_fault(f: InterruptStackFrame, code: PageFaultErrorCode) {
+/// A page fault. One kind is handled here: the kernel's direct copy to or from user memory
+/// hitting a page it may not use that way (`uaccess::fixup`) resumes at the copy's failure
+/// exit, and the copy is retried on the checked path. Everything else goes to `trap`.
+extern "x86-interrupt" fn page_fault(mut f: InterruptStackFrame, code: PageFaultErrorCode) {
     let mut e = Exception::new(14, "page fault", &f, Some(code.bits()));
     e.cr2 = Some(Cr2::read_raw());
+    if !e.from_user() {
+        if let Some(resume) = super::uaccess::fixup(e.rip, e.cr2.unwrap_or(0)) {
+            // SAFETY: `resume` is the copy routine's own failure exit, in the same function
+            // as the faulting instruction, with the same stack and registers it expects.
+            unsafe { f.as_mut().update(|v| v.instruction_pointer = x86_64::VirtAddr::new(resume)) };
+            return;
+        }
+    }
     crate::trap::page_fault(&e)
 }
 

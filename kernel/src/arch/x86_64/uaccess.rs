@@ -23,11 +23,26 @@
 //! `-cpu max` does).
 //!
 //! Failure is reported as [`Fault`]; the system-call layer turns it into `-EFAULT`.
+//!
+//! **The direct path.** Most copies are small and land on a page the process has already
+//! touched, so the checks above would only confirm what the MMU is about to check anyway.
+//! [`copy_to_user_direct`] / [`copy_from_user_direct`] therefore just copy — when the range
+//! lies in the user half and within *one* page, and the CPU is on a user address space — and
+//! let a page fault say no: the copy's two faulting instructions (`rep movsq`, `rep movsb`,
+//! in `tally_uaccess_copy` below) are known to the page-fault handler, which resumes a fault
+//! there at a label that reports failure ([`fixup`], called from `idt.rs`; Linux's exception
+//! table, with one entry). The caller then takes the checked path above, which maps a
+//! demand-zero page or says `EFAULT` exactly as before. One page means all or nothing: every
+//! byte has the same page-table entry, so if the first write succeeds they all do, and a
+//! failed direct copy to user memory has written nothing. It is safe because on a user
+//! address space everything mapped in the user half is the process's own user memory
+//! (`address_space::user_space_active`), read-only pages stay read-only for the kernel
+//! (CR0.WP), and interrupts are off while AC is set, as above.
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use x86_64::registers::control::{Cr4, Cr4Flags};
 
-use super::address_space::{is_user_range, AddressSpace, PAGE_SIZE};
+use super::address_space::{self, is_user_range, AddressSpace, PAGE_SIZE, USER_END};
 
 static SMAP_ON: AtomicBool = AtomicBool::new(false);
 
@@ -155,4 +170,112 @@ pub fn copy_to_user(space: &AddressSpace, dst: u64, src: &[u8], resolve: Resolve
         // never maps its own data in the user half, so this cannot alias kernel memory.
         unsafe { core::ptr::copy_nonoverlapping(src.as_ptr().add(off), user as *mut u8, n) }
     })
+}
+
+// The direct path's copy (module comment): `tally_uaccess_copy(dst, src, len, smap)` copies
+// `len` bytes, eight at a time then the rest, with interrupts off and — if `smap` — AC set,
+// and returns 0; or 1 if either `rep movs` faulted, through the page-fault handler's
+// [`fixup`]. `popfq` puts IF and AC back as they were (AC clear: the kernel never runs with
+// it set). DF is clear (the ABI's default; SFMASK clears it on `syscall`).
+core::arch::global_asm!(
+    ".global tally_uaccess_copy",
+    ".global tally_uaccess_copy_words",
+    ".global tally_uaccess_copy_bytes",
+    ".global tally_uaccess_copy_fault",
+    "tally_uaccess_copy:",
+    "pushfq",
+    "cli",
+    "test ecx, ecx",
+    "jz 2f",
+    "stac",
+    "2:",
+    "mov rcx, rdx",
+    "shr rcx, 3",
+    "tally_uaccess_copy_words:",
+    "rep movsq",
+    "mov ecx, edx",
+    "and ecx, 7",
+    "tally_uaccess_copy_bytes:",
+    "rep movsb",
+    "xor eax, eax",
+    "3:",
+    "popfq",
+    "ret",
+    "tally_uaccess_copy_fault:",
+    "mov eax, 1",
+    "jmp 3b",
+);
+
+unsafe extern "C" {
+    fn tally_uaccess_copy(dst: *mut u8, src: *const u8, len: usize, smap: u32) -> u64;
+    // Labels inside it (only their addresses are used).
+    static tally_uaccess_copy_words: u8;
+    static tally_uaccess_copy_bytes: u8;
+    static tally_uaccess_copy_fault: u8;
+}
+
+/// Direct copies that faulted and were handed to the checked path, since boot.
+static DIRECT_FAULTS: AtomicU64 = AtomicU64::new(0);
+
+/// Where a kernel-mode page fault at `rip` on address `addr` resumes, if it is the direct
+/// copy touching user memory (called by the page-fault handler; `None`: a real kernel fault).
+pub fn fixup(rip: u64, addr: u64) -> Option<u64> {
+    let words = &raw const tally_uaccess_copy_words as u64;
+    let bytes = &raw const tally_uaccess_copy_bytes as u64;
+    if (rip != words && rip != bytes) || addr >= USER_END {
+        return None;
+    }
+    DIRECT_FAULTS.fetch_add(1, Ordering::Relaxed);
+    Some(&raw const tally_uaccess_copy_fault as u64)
+}
+
+/// How many direct copies have faulted (and fallen back to the checked path) since boot.
+pub fn direct_faults() -> u64 {
+    DIRECT_FAULTS.load(Ordering::Relaxed)
+}
+
+/// May `[user, user + len)` be copied directly: one page of the user half, with the CPU on a
+/// user address space?
+#[inline]
+fn direct_ok(user: u64, len: usize) -> bool {
+    let len = len as u64;
+    (user & (PAGE_SIZE - 1)) + len <= PAGE_SIZE && is_user_range(user, len) && address_space::user_space_active()
+}
+
+/// [`copy_to_user`] without the checks, for one page of the active user address space (see
+/// the module comment). `false`: nothing was written; use [`copy_to_user`].
+#[inline]
+pub fn copy_to_user_direct(dst: u64, src: &[u8]) -> bool {
+    if !direct_ok(dst, src.len()) {
+        return false;
+    }
+    let smap = SMAP_ON.load(Ordering::Relaxed) as u32;
+    // SAFETY: `src` is readable for its length; `dst..dst+len` is one page of the user half of
+    // the active user address space (`direct_ok`), where every mapped page is this process's
+    // own user memory and nothing of the kernel's: the copy writes only such memory, as the
+    // page's permissions allow (CR0.WP), or faults at an instruction `fixup` knows and
+    // returns 1. Interrupts are off while AC is set.
+    unsafe { tally_uaccess_copy(dst as *mut u8, src.as_ptr(), src.len(), smap) == 0 }
+}
+
+/// [`copy_from_user`] without the checks, for one page of the active user address space.
+/// `false`: `dst` may hold part of the bytes; use [`copy_from_user`].
+#[inline]
+pub fn copy_from_user_direct(src: u64, dst: &mut [u8]) -> bool {
+    if !direct_ok(src, dst.len()) {
+        return false;
+    }
+    let smap = SMAP_ON.load(Ordering::Relaxed) as u32;
+    // SAFETY: `dst` is writable for its length (exclusively borrowed); the user side is as in
+    // `copy_to_user_direct`, and only read.
+    unsafe { tally_uaccess_copy(dst.as_mut_ptr(), src as *const u8, dst.len(), smap) == 0 }
+}
+
+/// `words` as the bytes they are in memory: little-endian, as `to_le_bytes` would give, so
+/// arrays of `u64` (`msa()`'s clocks) can be copied out without building a byte copy first.
+#[inline]
+pub fn u64s_as_bytes(words: &[u64]) -> &[u8] {
+    // SAFETY: u64 has no padding and every byte of it is initialised; u8 needs no alignment;
+    // the byte slice covers exactly the same memory and borrows it as long as `words`.
+    unsafe { core::slice::from_raw_parts(words.as_ptr().cast::<u8>(), core::mem::size_of_val(words)) }
 }

@@ -28,7 +28,7 @@
 //! | `threads` | mode | 0: three threads + `msa(MSA_SELF/THREAD)` (area); 1: `exit_group(7)` while threads spin, sleep, read the console; 2: a thread dies of `ud2`; 3: the leader exits first (5), the last thread with 9; 4: a thread calls `exit_group(3)` |
 //! | `msa_abi` | accounting on? | the `msa()` contract: EINVAL, EFAULT, partial fills, `int` arguments |
 //! | `kstat_abi` | a deleted KID | the kstat calls' contract: sizing with ENOMEM, ENXIO, EFAULT, snaptime, KCID change after a new IRQ line |
-//! | `mmap_abi` | 1: end with a PROT_NONE touch | `mmap`/`munmap` contract and demand paging, a 4 GiB region |
+//! | `mmap_abi` | 1: end with a PROT_NONE touch | `mmap`/`munmap` contract and demand paging (by user code and by system calls), a 4 GiB region |
 //! | `privs` | – | `setpriority`, `sched_setscheduler`, `setuid` as root and as uid 1000 |
 //! | `blk_abi` | – | `blk_read`/`blk_write`: errors, a pattern written and read back, a 40-sector read |
 
@@ -795,6 +795,17 @@ core::arch::global_asm!(
     "    TP_EXPECT r12, 14",
     "    cmp qword ptr [r12 + 0x5000], 0",      // and zeroed
     "    TP_CHECK e, 23",
+    "    mov edi, 1",                           // clock_gettime(CLOCK_MONOTONIC) into page 6,
+    "    lea rsi, [r12 + 0x6000]",              // untouched since the mmap: the kernel's
+    "    TP_SYS 228",                           // copy faults and maps it (uaccess fixup)
+    "    TP_EXPECT 0, 24",
+    "    mov rax, [r12 + 0x6000]",
+    "    or rax, [r12 + 0x6008]",
+    "    TP_CHECK nz, 25",
+    "    lea rdi, [r12 + 0x7000]",              // nanosleep reading an untouched page: {0, 0}
+    "    xor esi, esi",
+    "    TP_SYS 35",
+    "    TP_EXPECT 0, 26",
     "    mov r13, 0x100000000",                 // 4 GiB, one page touched
     "    TP_MMAP 0, r13, 3, 0x22, 0",
     "    cmp rax, 0",

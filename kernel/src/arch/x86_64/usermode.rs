@@ -43,11 +43,13 @@ pub fn init() -> Features {
     // CR0.NE reports x87 errors as #MF (SIGFPE) rather than through the PIC's IRQ 13;
     // CR4.OSFXSR/OSXMMEXCPT declare that the kernel saves SSE state with fxsave (context.rs
     // does, for every user thread) and handles SIMD exceptions (#XM, `trap.rs`). The kernel
-    // is compiled without SSE, so its own code is unaffected.
+    // is compiled without SSE, so its own code is unaffected. CR0.WP (the boot loader sets it
+    // too) makes read-only pages read-only for the kernel as well, which `uaccess`'s direct
+    // copies rely on.
     unsafe {
         Cr0::update(|f| {
             f.remove(Cr0Flags::EMULATE_COPROCESSOR | Cr0Flags::TASK_SWITCHED);
-            f.insert(Cr0Flags::MONITOR_COPROCESSOR | Cr0Flags::NUMERIC_ERROR);
+            f.insert(Cr0Flags::MONITOR_COPROCESSOR | Cr0Flags::NUMERIC_ERROR | Cr0Flags::WRITE_PROTECT);
         });
         Cr4::update(|f| f.insert(Cr4Flags::OSFXSR | Cr4Flags::OSXMMEXCPT_ENABLE));
     }
