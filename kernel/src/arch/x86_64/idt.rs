@@ -57,11 +57,13 @@ impl Exception {
 macro_rules! fatal {
     ($fn:ident, $vec:expr, $name:expr) => {
         extern "x86-interrupt" fn $fn(f: InterruptStackFrame) {
+            super::uaccess::clear_ac();
             crate::trap::exception(&Exception::new($vec, $name, &f, None))
         }
     };
     ($fn:ident, $vec:expr, $name:expr, code) => {
         extern "x86-interrupt" fn $fn(f: InterruptStackFrame, code: u64) {
+            super::uaccess::clear_ac();
             crate::trap::exception(&Exception::new($vec, $name, &f, Some(code)))
         }
     };
@@ -88,6 +90,7 @@ fatal!(vmm_communication, 29, "VMM communication exception", code);
 fatal!(security, 30, "security exception", code);
 
 extern "x86-interrupt" fn breakpoint(f: InterruptStackFrame) {
+    super::uaccess::clear_ac();
     crate::trap::breakpoint(&Exception::new(3, "breakpoint", &f, None));
 }
 
@@ -95,6 +98,7 @@ extern "x86-interrupt" fn breakpoint(f: InterruptStackFrame) {
 /// hitting a page it may not use that way (`uaccess::fixup`) resumes at the copy's failure
 /// exit, and the copy is retried on the checked path. Everything else goes to `trap`.
 extern "x86-interrupt" fn page_fault(mut f: InterruptStackFrame, code: PageFaultErrorCode) {
+    super::uaccess::clear_ac();
     let mut e = Exception::new(14, "page fault", &f, Some(code.bits()));
     e.cr2 = Some(Cr2::read_raw());
     if !e.from_user() {
@@ -109,18 +113,21 @@ extern "x86-interrupt" fn page_fault(mut f: InterruptStackFrame, code: PageFault
 }
 
 extern "x86-interrupt" fn double_fault(f: InterruptStackFrame, code: u64) -> ! {
+    super::uaccess::clear_ac();
     let mut e = Exception::new(8, "double fault", &f, Some(code));
     e.cr2 = Some(Cr2::read_raw());
     crate::trap::fatal(&e)
 }
 
 extern "x86-interrupt" fn machine_check(f: InterruptStackFrame) -> ! {
+    super::uaccess::clear_ac();
     crate::trap::fatal(&Exception::new(18, "machine check", &f, None))
 }
 
 macro_rules! irq_stubs {
     ($($fn:ident = $line:expr),* $(,)?) => {
         $(extern "x86-interrupt" fn $fn(f: InterruptStackFrame) {
+            super::uaccess::clear_ac();
             crate::irq::dispatch($line, f.code_segment.0 & 3 == 3)
         })*
         const IRQ_STUBS: [extern "x86-interrupt" fn(InterruptStackFrame); 16] = [$($fn),*];

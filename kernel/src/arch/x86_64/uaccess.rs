@@ -214,6 +214,20 @@ unsafe extern "C" {
     static tally_uaccess_copy_fault: u8;
 }
 
+/// Clear RFLAGS.AC if SMAP is on: called first by every interrupt and exception handler,
+/// as Linux's entry code does (`ASM_CLAC`). The CPU does not clear AC on an interrupt or an
+/// exception, and both a user program (AC is a user flag: `popf` sets it) and a fault inside
+/// the direct copy can arrive with it set: a handler — or a thread switched to from one —
+/// must not run with user access allowed. `iretq` restores the interrupted RFLAGS, AC
+/// included. (`syscall` clears it through SFMASK.)
+#[inline]
+pub fn clear_ac() {
+    if SMAP_ON.load(Ordering::Relaxed) {
+        // SAFETY: `clac` only clears RFLAGS.AC; it exists (no #UD) because SMAP is on.
+        unsafe { core::arch::asm!("clac", options(nostack)) };
+    }
+}
+
 /// Direct copies that faulted and were handed to the checked path, since boot.
 static DIRECT_FAULTS: AtomicU64 = AtomicU64::new(0);
 
