@@ -34,18 +34,15 @@ const CYCLES: u64 = 500;
 const DELIVERIES: u64 = 2_000;
 const LISTENER_RCVBUF: u32 = 1 << 20;
 
-/// A socket registered for exits on CPU 0, or why not.
-fn listener() -> Result<Socket, &'static str> {
+/// A socket registered for exits on CPU 0 and the TASKSTATS family id, or why not.
+fn listener() -> Result<(Socket, u16), &'static str> {
     let s = Socket::open(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, true).map_err(|_| "socket")?;
     s.set_rcvbuf(LISTENER_RCVBUF).map_err(|_| "SO_RCVBUF")?;
-    let get = tally_bus::ctrl::getfamily_request(1, TASKSTATS_GENL_NAME).map_err(|_| "GETFAMILY")?;
-    s.send(&get).map_err(|_| "send GETFAMILY")?;
-    let reply = s.recv(true).map_err(|_| "GETFAMILY reply")?;
-    let family = tally_bus::ctrl::parse_family_reply(&reply).map_err(|_| "GETFAMILY reply")?.id;
+    let family = s.family_id(TASKSTATS_GENL_NAME).map_err(|_| "GETFAMILY")?;
     let reg = request(family, 2, 0, Command::RegisterCpumask("0")).map_err(|_| "REGISTER")?;
     s.send(&reg).map_err(|_| "send REGISTER")?;
     drain(&s);
-    Ok(s)
+    Ok((s, family))
 }
 
 fn drain(s: &Socket) {
@@ -70,22 +67,19 @@ fn exit_cycles(listener: Option<&Socket>) -> Option<u64> {
 }
 
 pub fn taskstats(h: &mut Harness) {
-    let s = match listener() {
-        Ok(s) => s,
-        Err(why) => {
-            println!("bench: taskstats: cannot set up a listener: {why}");
-            return;
-        }
-    };
-    // Both rows after one warm-up cycle each; no listener first (the socket is closed,
-    // so its registration is gone, and opened again).
-    drop(s);
+    // Both rows after one warm-up cycle each: nobody listening first, then one listener.
     let _ = exit_cycles(None);
     match exit_cycles(None) {
         Some(t) => h.report("taskstats_exit", 0, CYCLES, t),
         None => println!("bench: taskstats_exit: spawn or wait failed"),
     }
-    let Ok(s) = listener() else { return };
+    let (s, family) = match listener() {
+        Ok(l) => l,
+        Err(why) => {
+            println!("bench: taskstats: cannot set up a listener: {why}");
+            return;
+        }
+    };
     let _ = exit_cycles(Some(&s));
     match exit_cycles(Some(&s)) {
         Some(t) => h.report("taskstats_exit", 1, CYCLES, t),
@@ -93,7 +87,7 @@ pub fn taskstats(h: &mut Harness) {
     }
 
     let me = task::current_ids().tid;
-    get_parts(h, &s, me);
+    get_parts(h, &s, family, me);
     let Ok(acct) = task::taskstats::of_pid(me) else { return };
     let mut ticks = 0u64;
     for i in 0..DELIVERIES {
@@ -112,17 +106,10 @@ pub fn taskstats(h: &mut Harness) {
     }
 }
 
-
 /// `taskstats_get_parts` (see the module documentation).
-fn get_parts(h: &mut Harness, s: &Socket, me: i32) {
+fn get_parts(h: &mut Harness, s: &Socket, family: u16, me: i32) {
     const OPS: u64 = 2_000;
-    let family = {
-        let Ok(get) = tally_bus::ctrl::getfamily_request(3, TASKSTATS_GENL_NAME) else { return };
-        drain(s);
-        let Some(reply) = s.send(&get).ok().and_then(|_| s.recv(true).ok()) else { return };
-        let Ok(f) = tally_bus::ctrl::parse_family_reply(&reply) else { return };
-        f.id
-    };
+    drain(s);
     let Ok(req) = request(family, 4, 0, Command::Pid(me as u32)) else { return };
     h.measure("taskstats_get_parts", 0, OPS, |_| {
         let _ = core::hint::black_box(s.send(&req));

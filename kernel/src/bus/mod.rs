@@ -192,6 +192,21 @@ impl Socket {
     pub fn rcvbuf(&self) -> Result<u32, i32> {
         with_bus(|s| s.bus.rcvbuf(self.id))
     }
+
+    /// The id of family `name`, asked of the controller as a user program asks
+    /// (`CTRL_CMD_GETFAMILY`), for the kernel's own clients: the self-tests and benchmarks.
+    /// The controller answers during `send`, so the reply is already queued: datagrams
+    /// queued before it (exit records) are skipped.
+    pub fn family_id(&self, name: &str) -> Result<u16, i32> {
+        let seq = 1;
+        self.send(&tally_bus::ctrl::getfamily_request(seq, name)?)?;
+        loop {
+            let d = self.recv(true)?;
+            if tally_bus::msg::first_message(&d).is_ok_and(|m| m.header.nlmsg_seq == seq && m.header.nlmsg_pid != 0) {
+                return tally_bus::ctrl::parse_family_reply(&d).map(|f| f.id);
+            }
+        }
+    }
 }
 
 impl Drop for Socket {

@@ -12,7 +12,6 @@
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
-use tally_bus::ctrl::{getfamily_request, parse_family_reply};
 use tally_bus::taskstats::{parse_taskstats_message, request, AggrKind, Command};
 use tally_msa::MicroState;
 use tally_uapi::errno::{EAGAIN, ENOBUFS};
@@ -24,10 +23,8 @@ use crate::task::{self, SchedParams};
 
 fn open() -> Result<(Socket, u16), &'static str> {
     let s = Socket::open(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, false).map_err(|_| "socket failed")?;
-    s.send(&getfamily_request(1, TASKSTATS_GENL_NAME).map_err(|_| "cannot build GETFAMILY")?).map_err(|_| "send failed")?;
-    let reply = s.recv(true).map_err(|_| "no GETFAMILY reply")?;
-    let fam = parse_family_reply(&reply).map_err(|_| "bad GETFAMILY reply")?;
-    Ok((s, fam.id))
+    let family = s.family_id(TASKSTATS_GENL_NAME).map_err(|_| "GETFAMILY failed")?;
+    Ok((s, family))
 }
 
 fn register(s: &Socket, fam: u16) -> Result<(), &'static str> {
