@@ -15,15 +15,15 @@ use super::{int_arg, Args, SysResult};
 use crate::task;
 
 pub fn getpid(_: &Args) -> SysResult {
-    Ok(task::current_ids().pid as u64)
+    Ok(task::current_pid() as u64)
 }
 
 pub fn gettid(_: &Args) -> SysResult {
-    Ok(task::current_ids().tid as u64)
+    Ok(task::current_tid() as u64)
 }
 
 pub fn getppid(_: &Args) -> SysResult {
-    Ok(task::current_ids().ppid as u64)
+    Ok(task::current_ppid() as u64)
 }
 
 /// `kill(pid, sig)`: see `tally_uapi::signal`.
@@ -32,7 +32,7 @@ pub fn kill(a: &Args) -> SysResult {
 }
 
 pub fn getuid(_: &Args) -> SysResult {
-    Ok(task::current_ids().uid as u64)
+    Ok(task::current_uid() as u64)
 }
 
 /// `setuid(uid)`.

@@ -73,7 +73,7 @@ pub use prio::{set_nice, set_scheduler, set_uid, superuser_used};
 pub use signal::kill;
 pub use threads::create_thread;
 pub use user::{
-    account_read, account_write, account_blocks, current_files, current_ids, current_vm, exec_user, note_minor_fault,
+    account_read, account_write, account_blocks, current_files, current_ids, current_pid, current_ppid, current_tid, current_uid, current_vm, exec_user, note_minor_fault,
     set_running_state, spawn_user, user_page_fault, syscall_entered,
 };
 pub use waitqueue::{IrqCompletion, SleepLock, WaitQueue};

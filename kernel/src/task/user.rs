@@ -41,12 +41,12 @@
 use alloc::sync::Arc;
 use core::convert::Infallible;
 use tally_msa::MicroState;
-use tally_task::CreateKind;
+use tally_task::{CreateKind, Task};
 use tally_uapi::errno::{EINVAL, ENOMEM};
 
 use super::lifecycle::{start_task, thread_entry, SchedParams};
 use super::vm::{FaultOutcome, Vm, USER_END};
-use super::{with_kernel, HotStore, Payload, TaskCounters};
+use super::{with_kernel, HotStore, Payload, TaskCounters, Totals};
 use tally_sched::TaskStore;
 use crate::arch::{self, context::Thread};
 use crate::file::FileTable;
@@ -287,6 +287,36 @@ pub struct Ids {
     pub comm: [u8; 16],
     /// The counters so far.
     pub counters: TaskCounters,
+}
+
+/// One field of the running task, read under the kernel lock without copying the rest:
+/// what `getpid`, `gettid`, `getppid` and `getuid` need (a null system call should cost a
+/// lookup, not a copy of the task's name and counters). 0 if the task is gone.
+fn current_field<R: Default>(f: impl FnOnce(&Task<Payload, Totals>) -> R) -> R {
+    with_kernel(|k| {
+        let cur = k.current();
+        k.tasks.get(cur).map(f).unwrap_or_default()
+    })
+}
+
+/// The running thread's id (`gettid`).
+pub fn current_tid() -> i32 {
+    current_field(|t| t.pid())
+}
+
+/// The running thread's process id (`getpid`: its thread group id).
+pub fn current_pid() -> i32 {
+    current_field(|t| t.tgid())
+}
+
+/// The running process's parent's process id (`getppid`; 0 if none).
+pub fn current_ppid() -> i32 {
+    with_kernel(|k| k.tasks.ppid(k.current()).unwrap_or(0))
+}
+
+/// The running task's user id (`getuid`).
+pub fn current_uid() -> u32 {
+    current_field(|t| t.uid())
 }
 
 pub fn current_ids() -> Ids {
