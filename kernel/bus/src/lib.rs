@@ -57,7 +57,8 @@ pub use family::{Family, FamilyCx, FamilyInfo, GenlOp, Request, Sender};
 pub use msg::MsgBuilder;
 pub use socket::SocketStats;
 pub use taskstats::{
-    exit_message, parse_taskstats_message, StatsRecord, TaskstatsFamily, TaskstatsMessage, TaskstatsSource,
+    exit_message, parse_taskstats_message, RecordOut, StatsRecord, TaskstatsFamily, TaskstatsMessage, TaskstatsSource,
+    WriteRecord,
 };
 
 #[cfg(test)]
