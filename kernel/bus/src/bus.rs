@@ -446,6 +446,19 @@ impl<E: ?Sized> Bus<E> {
         self.socket_mut(s)?.queue.recv()
     }
 
+    /// One datagram, dequeued only if `copy` takes it (see `RecvQueue::recv_if`), its buffer
+    /// then kept for reuse ([`recycle`](Self::recycle)): `Ok(Some(length))`. `Ok(None)`:
+    /// nothing queued, or `copy` declined and the datagram stays. For a reader whose copy
+    /// cannot block (the kernel's direct user copy), under the same lock as the dequeue.
+    pub fn recv_copy(&mut self, s: SockId, copy: impl FnOnce(&[u8]) -> bool) -> Result<Option<usize>, i32> {
+        let taken = self.socket_mut(s)?.queue.recv_if(copy)?;
+        Ok(taken.map(|d| {
+            let len = d.len();
+            self.recycle(d);
+            len
+        }))
+    }
+
     /// Gives back the buffer of a datagram [`recv`](Self::recv) returned, once its bytes
     /// have been copied out: the next reply a family builds is written into it instead of
     /// a fresh allocation (an allocation and a free saved per request and answer). At most

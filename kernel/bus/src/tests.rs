@@ -787,3 +787,27 @@ fn replies_in_recycled_buffers_are_the_same_bytes() {
         }
     }
 }
+
+/// `recv_copy` hands over exactly what `recv` would, dequeues only what the reader took,
+/// and keeps the socket's counters as `recv` does.
+#[test]
+fn recv_copy_takes_what_recv_would() {
+    let (mut bus, s) = setup();
+    let get = ts_req(5, 0, Command::Pid(42));
+    let mut e = env();
+    bus.send(s, &get, ROOT, &mut e).unwrap();
+    bus.send(s, &ts_req(6, 0, Command::Pid(7)), ROOT, &mut e).unwrap(); // ESRCH error reply
+    let mut seen = Vec::new();
+    assert_eq!(bus.recv_copy(s, |d| { seen = d.to_vec(); false }), Ok(None));
+    assert_eq!(bus.socket_stats(s).unwrap().queued, 2, "declined: nothing dequeued");
+    let mut got = Vec::new();
+    assert_eq!(bus.recv_copy(s, |d| { got = d.to_vec(); true }), Ok(Some(got.len())));
+    assert_eq!(got, seen);
+    assert_eq!(first_message(&got).unwrap().header.nlmsg_seq, 5);
+    let rest = drain(&mut bus, s);
+    assert_eq!(rest.len(), 1);
+    assert_eq!(errno_of(&rest[0]), ESRCH);
+    let st = bus.socket_stats(s).unwrap();
+    assert_eq!((st.received, st.queued), (2, 0));
+    assert_eq!(bus.recv_copy(s, |_| true), Ok(None));
+}

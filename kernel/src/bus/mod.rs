@@ -7,7 +7,7 @@
 //! ```text
 //!   socket()/bind()/sendto()/recvfrom()  ──►  syscall/socket.rs  ──►  Socket (here)
 //!        Socket::send ──► Bus::send(.., KernelEnv) ──► TaskstatsFamily ──► KernelEnv::pid_stats
-//!                                                  (writes the reply in place) └► task::taskstats::of_pid ──► fill
+//!                                                  (writes the reply in place) └► task::taskstats::of_pid_into ──► fill
 //!        Socket::recv ──► Bus::recv, or sleep on READERS (INTERRUPTIBLE_SLEEP) until a datagram comes
 //!   a task exits ──► lifecycle.rs builds its record(s) ──► deliver_exit ──► every listener for CPU 0
 //! ```
@@ -64,7 +64,9 @@ impl WriteRecord for KernelRecord<'_> {
 impl TaskstatsSource for KernelEnv {
     fn pid_stats(&mut self, pid: u32, out: &mut RecordOut<'_>) -> Result<(), i32> {
         let pid = i32::try_from(pid).map_err(|_| tally_uapi::errno::ESRCH)?;
-        KernelRecord(&task::taskstats::of_pid(pid)?).write_record(out);
+        let mut a = TaskAccounting::default();
+        task::taskstats::of_pid_into(pid, &mut a)?;
+        KernelRecord(&a).write_record(out);
         Ok(())
     }
 
@@ -189,6 +191,15 @@ impl Socket {
                 return Err(EINTR);
             }
         }
+    }
+
+    /// The next datagram, if one is queued and `copy` takes it, in one hold of the bus lock:
+    /// `copy` runs with the lock held and interrupts off, so it must neither block nor take
+    /// a lock (the direct user copy qualifies). `Ok(Some(length))` once taken (its buffer is
+    /// kept for the next reply); `Ok(None)`: nothing queued, or `copy` declined and the
+    /// datagram stays for [`recv`](Self::recv). `ENOBUFS` once after a drop, as `recv`.
+    pub fn recv_copy(&self, copy: impl FnOnce(&[u8]) -> bool) -> Result<Option<usize>, i32> {
+        with_bus(|s| s.bus.recv_copy(self.id, copy))
     }
 
     /// Gives a datagram [`recv`](Self::recv) returned back to the bus once it has been

@@ -68,6 +68,14 @@ pub fn copy_to_user(addr: u64, buf: &[u8]) -> Result<(), i32> {
     copy_to_user_checked(addr, buf)
 }
 
+/// The direct path of [`copy_to_user`] alone: `true` if `buf` was copied, `false` if it
+/// could not be (nothing written; use [`copy_to_user`]). It never blocks and takes no lock,
+/// so it may run under a spinlock with interrupts off.
+#[inline]
+pub fn copy_to_user_direct(addr: u64, buf: &[u8]) -> bool {
+    uaccess::copy_to_user_direct(addr, buf)
+}
+
 #[inline(never)]
 fn copy_to_user_checked(addr: u64, buf: &[u8]) -> Result<(), i32> {
     with_user(|space, resolve| uaccess::copy_to_user(space, addr, buf, resolve))

@@ -166,7 +166,12 @@ pub fn fill(a: &TaskAccounting, clock: &TscClock, boot_unix_ns: u64) -> Taskstat
     let btime = wall_ns(a.created_tsc) / 1_000_000_000;
 
     // One delay kind: (count, total ns, max ns, min ns, max_ts), the total from `total_ticks`.
+    // A kind the task never waited in (most tasks never wait for a disk or an interrupt) is
+    // all zeros, with no conversion.
     let delay = |e: &DelayEpisodes, total_ticks: u64| {
+        if e.count == 0 && total_ticks == 0 && e.max == 0 && e.min == 0 {
+            return (0, 0, 0, 0, KernelTimespec::ZERO);
+        }
         let ts = if e.max == 0 {
             KernelTimespec::ZERO
         } else {
