@@ -139,6 +139,17 @@ const fn new_message_len(aggrs: usize) -> usize {
     NLMSG_HDRLEN + GENL_HDRLEN + aggrs * AGGR_LEN
 }
 
+/// The highest command attribute type (`TASKSTATS_CMD_ATTR_MAX` in Linux).
+const TASKSTATS_CMD_ATTR_MAX: u16 = TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK;
+// The handler takes the command attributes from `Request::last_attrs`, which is indexed by
+// type, by position: PID, TGID, REGISTER_CPUMASK, DEREGISTER_CPUMASK are types 1 to 4.
+const _: () = assert!(
+    TASKSTATS_CMD_ATTR_PID == 1
+        && TASKSTATS_CMD_ATTR_TGID == 2
+        && TASKSTATS_CMD_ATTR_REGISTER_CPUMASK == 3
+        && TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK == 4
+);
+
 const TASKSTATS_OPS: &[GenlOp] = &[GenlOp { cmd: TASKSTATS_CMD_GET, flags: GENL_ADMIN_PERM }];
 
 /// The TASKSTATS family; register it with [`crate::Bus::register_family`].
@@ -192,7 +203,7 @@ impl<E: TaskstatsSource + ?Sized> Family<E> for TaskstatsFamily {
     }
 
     fn max_attr(&self) -> u16 {
-        TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK
+        TASKSTATS_CMD_ATTR_MAX
     }
 
     fn ops(&self) -> &[GenlOp] {
@@ -200,7 +211,7 @@ impl<E: TaskstatsSource + ?Sized> Family<E> for TaskstatsFamily {
     }
 
     fn handle(&mut self, req: &Request<'_>, env: &mut E, cx: &mut FamilyCx<'_>) -> Result<(), i32> {
-        let [_, pid, tgid, register, deregister] = req.last_attrs::<5>();
+        let [_, pid, tgid, register, deregister] = req.last_attrs::<{ TASKSTATS_CMD_ATTR_MAX as usize + 1 }>();
         let pid = pid.map(|a| a.u32()).transpose()?;
         let tgid = tgid.map(|a| a.u32()).transpose()?;
         if let Some(a) = register {
