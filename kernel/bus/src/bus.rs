@@ -81,6 +81,10 @@ pub use tally_uapi::netlink::MAX_SEND;
 pub const MAX_OPS: usize = 256;
 /// Largest family header a family may declare.
 pub const MAX_HDRSIZE: u32 = 256;
+/// Datagram buffers the bus keeps for reuse ([`Bus::recycle`]), and the largest it keeps:
+/// enough for a reader that asks and reads in turn, never more than 4 KiB held.
+pub const SPARE_BUFFERS: usize = 2;
+pub const SPARE_CAPACITY: usize = 2048;
 
 /// Socket type bits and the flags `socket(2)` may add to them (Linux's values).
 const SOCK_TYPE_MASK: u32 = 0xf;
@@ -218,6 +222,8 @@ pub struct Bus<E: ?Sized> {
     infos: Vec<Option<FamilyInfo>>,
     impls: Vec<Option<Box<dyn Family<E>>>>,
     listeners: Vec<Listeners>,
+    /// Buffers of datagrams already read, for the next replies ([`Bus::recycle`]).
+    spare: Vec<Vec<u8>>,
     stats: BusStats,
 }
 
@@ -238,6 +244,7 @@ impl<E: ?Sized> Bus<E> {
             infos: Vec::new(),
             impls: Vec::new(),
             listeners: Vec::new(),
+            spare: Vec::new(),
             stats: BusStats::default(),
         };
         // Cannot fail on an empty registry; ignore rather than unwrap.
@@ -439,6 +446,30 @@ impl<E: ?Sized> Bus<E> {
         self.socket_mut(s)?.queue.recv()
     }
 
+    /// One datagram, dequeued only if `copy` takes it (see `RecvQueue::recv_if`), its buffer
+    /// then kept for reuse ([`recycle`](Self::recycle)): `Ok(Some(length))`. `Ok(None)`:
+    /// nothing queued, or `copy` declined and the datagram stays. For a reader whose copy
+    /// cannot block (the kernel's direct user copy), under the same lock as the dequeue.
+    pub fn recv_copy(&mut self, s: SockId, copy: impl FnOnce(&[u8]) -> bool) -> Result<Option<usize>, i32> {
+        let taken = self.socket_mut(s)?.queue.recv_if(copy)?;
+        Ok(taken.map(|d| {
+            let len = d.len();
+            self.recycle(d);
+            len
+        }))
+    }
+
+    /// Gives back the buffer of a datagram [`recv`](Self::recv) returned, once its bytes
+    /// have been copied out: the next reply a family builds is written into it instead of
+    /// a fresh allocation (an allocation and a free saved per request and answer). At most
+    /// [`SPARE_BUFFERS`] are kept, of at most [`SPARE_CAPACITY`] bytes; others are freed.
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if self.spare.len() < SPARE_BUFFERS && buf.capacity() <= SPARE_CAPACITY {
+            buf.clear();
+            self.spare.push(buf);
+        }
+    }
+
     /// The next datagram without dequeuing it (`MSG_PEEK`).
     pub fn peek(&self, s: SockId) -> Result<Option<&[u8]>, i32> {
         Ok(self.socket(s)?.queue.peek())
@@ -573,7 +604,7 @@ impl<E: ?Sized> Bus<E> {
 
         // Disjoint borrows of the bus's fields: the family, its info and the registry, its
         // listeners, and the requesting socket's queue.
-        let Bus { nr_cpus, slots, infos, impls, listeners, stats, .. } = self;
+        let Bus { nr_cpus, slots, infos, impls, listeners, spare, stats, .. } = self;
         let info = infos.get(index).and_then(Option::as_ref).ok_or(ENOENT)?;
         let family = impls.get_mut(index).and_then(Option::as_mut).ok_or(ENOENT)?;
         let listeners = listeners.get_mut(index).ok_or(ENOENT)?;
@@ -590,6 +621,7 @@ impl<E: ?Sized> Bus<E> {
             seq: h.nlmsg_seq,
             listeners,
             queue,
+            spare,
             replies: 0,
             replies_dropped: 0,
         };

@@ -114,6 +114,20 @@ impl<'a> Request<'a> {
         AttrIter::new(self.attrs).filter_map(Result::ok).filter(|a| a.ty == ty).last()
     }
 
+    /// For every type `0..N`, what [`attr`](Self::attr) would return — found in one pass
+    /// over the attributes instead of one per type (index 0 is always `None`).
+    pub fn last_attrs<const N: usize>(&self) -> [Option<Attr<'a>>; N] {
+        let mut found = [None; N];
+        for a in AttrIter::new(self.attrs).filter_map(Result::ok) {
+            if a.ty != 0 && a.ty <= self.max_attr {
+                if let Some(slot) = found.get_mut(usize::from(a.ty)) {
+                    *slot = Some(a);
+                }
+            }
+        }
+        found
+    }
+
     /// Every attribute, in order.
     pub fn attrs(&self) -> AttrIter<'a> {
         AttrIter::new(self.attrs)
@@ -130,6 +144,8 @@ pub struct FamilyCx<'a> {
     pub(crate) seq: u32,
     pub(crate) listeners: &'a mut Listeners,
     pub(crate) queue: &'a mut RecvQueue,
+    /// The bus's buffers for reuse ([`crate::Bus::recycle`]).
+    pub(crate) spare: &'a mut Vec<Vec<u8>>,
     pub(crate) replies: u64,
     pub(crate) replies_dropped: u64,
 }
@@ -167,6 +183,14 @@ impl<'a> FamilyCx<'a> {
     /// pid: requester's port id }` and `genlmsghdr { cmd, version: family's }`.
     pub fn reply(&self, cmd: u8) -> MsgBuilder {
         MsgBuilder::genl(self.info.id, 0, self.seq, self.portid, cmd, self.info.version)
+    }
+
+    /// [`reply`](Self::reply) with room for `capacity` bytes in all, for a reply whose size
+    /// is known before it is built: written into a buffer the bus keeps for reuse if it has
+    /// one, else into one allocation of that size.
+    pub fn reply_with_capacity(&mut self, cmd: u8, capacity: usize) -> MsgBuilder {
+        let buf = self.spare.pop().unwrap_or_default();
+        MsgBuilder::genl_in(buf, self.info.id, 0, self.seq, self.portid, cmd, self.info.version, capacity)
     }
 
     /// Finishes `msg` and queues it on the requesting socket. `Err` only if the message

@@ -27,8 +27,9 @@
 //! A request's life: the program sends `GETFAMILY "TASKSTATS"` to the controller and learns
 //! the id; sends `TASKSTATS_CMD_GET { PID 42 }` to that id; [`Bus::send`] parses the frame,
 //! finds the family, checks the command and the sender's rights, validates the attributes
-//! and calls [`TaskstatsFamily`]'s handler, which asks the environment for the record and
-//! queues a `TASKSTATS_CMD_NEW` on the socket; [`Bus::recv`] hands it to the program.
+//! and calls [`TaskstatsFamily`]'s handler, which has the environment write the record
+//! straight into a `TASKSTATS_CMD_NEW` reply and queues it on the socket; [`Bus::recv`]
+//! hands it to the program (and [`Bus::recycle`] takes its buffer back for the next reply).
 //!
 //! No input can make the bus panic: every length read from a message is checked, arithmetic
 //! is checked or saturating, and allocation is bounded by the caller's limits (the send size,
@@ -57,7 +58,8 @@ pub use family::{Family, FamilyCx, FamilyInfo, GenlOp, Request, Sender};
 pub use msg::MsgBuilder;
 pub use socket::SocketStats;
 pub use taskstats::{
-    exit_message, parse_taskstats_message, StatsRecord, TaskstatsFamily, TaskstatsMessage, TaskstatsSource,
+    exit_message, parse_taskstats_message, RecordOut, StatsRecord, TaskstatsFamily, TaskstatsMessage, TaskstatsSource,
+    WriteRecord,
 };
 
 #[cfg(test)]

@@ -61,7 +61,21 @@ pub struct MsgBuilder {
 impl MsgBuilder {
     /// A message with only an `nlmsghdr` so far (`nlmsg_len` is filled by [`finish`](Self::finish)).
     pub fn new(ty: u16, flags: u16, seq: u32, pid: u32) -> Self {
-        let mut buf = Vec::with_capacity(64);
+        Self::with_capacity(ty, flags, seq, pid, 64)
+    }
+
+    /// [`new`](Self::new) with room for `capacity` bytes in all: a message whose size is
+    /// known up front is built in one allocation, without the vector regrowing (and copying
+    /// itself) on the way.
+    pub fn with_capacity(ty: u16, flags: u16, seq: u32, pid: u32, capacity: usize) -> Self {
+        Self::new_in(Vec::new(), ty, flags, seq, pid, capacity)
+    }
+
+    /// [`with_capacity`](Self::with_capacity), written into `buf` (emptied first; grown if
+    /// it has less room): a buffer kept from an earlier message saves the allocation.
+    pub fn new_in(mut buf: Vec<u8>, ty: u16, flags: u16, seq: u32, pid: u32, capacity: usize) -> Self {
+        buf.clear();
+        buf.reserve(capacity.clamp(NLMSG_HDRLEN, MAX_BUILD));
         let h = NlMsgHdr { nlmsg_len: 0, nlmsg_type: ty, nlmsg_flags: flags, nlmsg_seq: seq, nlmsg_pid: pid };
         buf.extend_from_slice(&h.to_bytes());
         MsgBuilder { buf, nests: [0; MAX_NEST_DEPTH], depth: 0, err: None }
@@ -69,7 +83,20 @@ impl MsgBuilder {
 
     /// A generic-netlink message: `nlmsghdr` then `genlmsghdr { cmd, version }`.
     pub fn genl(ty: u16, flags: u16, seq: u32, pid: u32, cmd: u8, version: u8) -> Self {
-        let mut b = Self::new(ty, flags, seq, pid);
+        Self::genl_with_capacity(ty, flags, seq, pid, cmd, version, 64)
+    }
+
+    /// [`genl`](Self::genl) with room for `capacity` bytes in all (see
+    /// [`with_capacity`](Self::with_capacity)).
+    pub fn genl_with_capacity(ty: u16, flags: u16, seq: u32, pid: u32, cmd: u8, version: u8, capacity: usize) -> Self {
+        Self::genl_in(Vec::new(), ty, flags, seq, pid, cmd, version, capacity)
+    }
+
+    /// [`genl_with_capacity`](Self::genl_with_capacity), written into `buf` (see
+    /// [`new_in`](Self::new_in)).
+    #[allow(clippy::too_many_arguments)]
+    pub fn genl_in(buf: Vec<u8>, ty: u16, flags: u16, seq: u32, pid: u32, cmd: u8, version: u8, capacity: usize) -> Self {
+        let mut b = Self::new_in(buf, ty, flags, seq, pid, capacity);
         b.buf.extend_from_slice(&GenlMsgHdr { cmd, version, reserved: 0 }.to_bytes());
         b
     }
@@ -135,6 +162,29 @@ impl MsgBuilder {
         self.pad();
         self.buf.extend_from_slice(&NlAttr { nla_len: len, nla_type: ty }.to_bytes());
         self.buf.extend_from_slice(payload);
+        self.pad();
+        self
+    }
+
+    /// An attribute of type `ty` whose `len`-byte payload is written in place by `write`,
+    /// which gets it zeroed: the same bytes as [`put_bytes`](Self::put_bytes) of what
+    /// `write` writes, without building the payload elsewhere first and copying it in.
+    /// (`write` is not called if the attribute does not fit.)
+    pub fn put_with(&mut self, ty: u16, len: usize, write: impl FnOnce(&mut [u8])) -> &mut Self {
+        if !self.room(len.saturating_add(2 * NLA_HDRLEN)) {
+            return self;
+        }
+        let Some(nla_len) = len.checked_add(NLA_HDRLEN).and_then(|n| u16::try_from(n).ok()) else {
+            self.fail(EMSGSIZE);
+            return self;
+        };
+        self.pad();
+        self.buf.extend_from_slice(&NlAttr { nla_len, nla_type: ty }.to_bytes());
+        let start = self.buf.len();
+        self.buf.resize(start + len, 0);
+        if let Some(payload) = self.buf.get_mut(start..) {
+            write(payload);
+        }
         self.pad();
         self
     }
@@ -410,6 +460,33 @@ mod tests {
         let mut b = MsgBuilder::new(0x17, 0, 0, 0);
         b.nest_start(NLA_F_NESTED | 4).nest_end();
         assert_eq!(&b.finish().unwrap()[16..20], &[4, 0, 4, 0x80]);
+    }
+
+    #[test]
+    fn put_with_writes_the_same_bytes_as_put_bytes() {
+        for len in [0usize, 1, 3, 4, 5, 688, 1000] {
+            let payload: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
+            let mut a = MsgBuilder::genl(0x17, 0, 1, 2, 3, 4);
+            a.nest_start(1).put_u32(2, 9).put_bytes(3, &payload).put_u8(4, 1).nest_end();
+            let mut b = MsgBuilder::genl_with_capacity(0x17, 0, 1, 2, 3, 4, 16 + len);
+            b.nest_start(1).put_u32(2, 9).put_with(3, len, |out| {
+                assert!(out.iter().all(|&x| x == 0), "handed over zeroed");
+                out.copy_from_slice(&payload);
+            });
+            b.put_u8(4, 1).nest_end();
+            assert_eq!(a.finish(), b.finish(), "len {len}");
+        }
+        // Built in a used buffer: the same bytes, and no trace of the old ones.
+        let old = MsgBuilder::genl(9, 9, 9, 9, 9, 9).put_bytes(1, &[0xee; 300]).clone().finish().unwrap();
+        let mut c = MsgBuilder::genl_in(old, 0x17, 0, 1, 2, 3, 4, 8);
+        c.put_u32(2, 9);
+        let mut d = MsgBuilder::genl(0x17, 0, 1, 2, 3, 4);
+        d.put_u32(2, 9);
+        assert_eq!(c.finish(), d.finish());
+        // Too long for an attribute: an error, and the writer is never called.
+        let mut b = MsgBuilder::new(0x17, 0, 0, 0);
+        b.put_with(1, 70000, |_| panic!("called"));
+        assert_eq!(b.finish(), Err(EMSGSIZE));
     }
 
     #[test]

@@ -131,6 +131,17 @@ impl RecvQueue {
         Ok(Some(d))
     }
 
+    /// [`recv`](Self::recv), but the next datagram is dequeued only if `take` accepts it
+    /// (returns true; it sees the bytes first, e.g. to copy them out): `Ok(None)` if the
+    /// queue is empty or `take` declined, and then nothing has changed. `ENOBUFS` comes first,
+    /// as from `recv`.
+    pub fn recv_if(&mut self, take: impl FnOnce(&[u8]) -> bool) -> Result<Option<Vec<u8>>, i32> {
+        if !self.enobufs_pending && !self.queue.front().is_some_and(|d| take(d)) {
+            return Ok(None);
+        }
+        self.recv()
+    }
+
     /// The next datagram without dequeuing it (`MSG_PEEK`).
     pub fn peek(&self) -> Option<&[u8]> {
         self.queue.front().map(Vec::as_slice)
@@ -207,6 +218,24 @@ mod tests {
         assert_eq!(q.recv(), Ok(None));
         q.set_rcvbuf(u32::MAX);
         assert_eq!(q.rcvbuf(), MAX_RCVBUF);
+    }
+
+    #[test]
+    fn recv_if_dequeues_only_what_is_taken() {
+        let mut q = RecvQueue::new();
+        assert_eq!(q.recv_if(|_| true), Ok(None));
+        assert!(q.offer(vec![1; 10]));
+        assert!(q.offer(vec![2; 20]));
+        assert_eq!(q.recv_if(|d| d.len() == 20), Ok(None), "declined: still queued");
+        assert_eq!(q.stats().queued, 2);
+        assert_eq!(q.recv_if(|d| d == [1; 10]), Ok(Some(vec![1; 10])));
+        q.set_rcvbuf(0);
+        assert!(!q.offer(vec![3; MIN_RCVBUF as usize + 1]));
+        assert_eq!(q.recv_if(|_| panic!("ENOBUFS comes first")), Err(ENOBUFS));
+        assert_eq!(q.recv_if(|_| true), Ok(Some(vec![2; 20])));
+        let s = q.stats();
+        assert_eq!((s.received, s.queued, s.queued_bytes, s.enobufs_reported), (2, 0, 0, 1));
+        assert_eq!(s.delivered, s.received + s.queued);
     }
 
     #[test]

@@ -38,13 +38,14 @@
 
 use alloc::vec::Vec;
 
-use tally_uapi::netlink::{GENL_ADMIN_PERM, NLM_F_REQUEST};
+use tally_uapi::msa::NR_MICROSTATES;
 use tally_uapi::netlink::NlMsgHdr;
+use tally_uapi::netlink::{GENL_ADMIN_PERM, GENL_HDRLEN, NLA_HDRLEN, NLMSG_HDRLEN, NLM_F_REQUEST};
 use tally_uapi::taskstats::{
     TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, TASKSTATS_CMD_ATTR_PID, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
     TASKSTATS_CMD_ATTR_TGID, TASKSTATS_CMD_GET, TASKSTATS_CMD_NEW, TASKSTATS_CPUMASK_MAXLEN, TASKSTATS_GENL_NAME,
     TASKSTATS_GENL_VERSION, TASKSTATS_TYPE_AGGR_PID, TASKSTATS_TYPE_AGGR_TGID, TASKSTATS_TYPE_MSA,
-    TASKSTATS_TYPE_PID, TASKSTATS_TYPE_STATS, TASKSTATS_TYPE_TGID,
+    TASKSTATS_TYPE_PID, TASKSTATS_TYPE_STATS, TASKSTATS_TYPE_TGID, Taskstats,
 };
 
 use crate::attr::Attr;
@@ -53,7 +54,36 @@ use crate::error::{E2BIG, EINVAL};
 use crate::family::{Family, FamilyCx, GenlOp, Request};
 use crate::msg::{first_message, MsgBuilder};
 
-/// One accounting record as the kernel hands it to the bus.
+/// Where a record is written: straight into the `AGGR` nest of the message being built.
+/// A writer ([`WriteRecord`], a [`TaskstatsSource`]) calls [`stats`](Self::stats) once, then
+/// [`msa`](Self::msa) at most once; each hands it its attribute's payload, zeroed, to fill
+/// in place — no image is built elsewhere and copied in.
+pub struct RecordOut<'a> {
+    b: &'a mut MsgBuilder,
+    stats: u8,
+    msa: u8,
+}
+
+impl RecordOut<'_> {
+    /// The `TASKSTATS_TYPE_STATS` attribute: a `len`-byte `struct taskstats` image.
+    pub fn stats(&mut self, len: usize, write: impl FnOnce(&mut [u8])) {
+        self.stats = self.stats.saturating_add(1);
+        self.b.put_with(TASKSTATS_TYPE_STATS, len, write);
+    }
+
+    /// The `TASKSTATS_TYPE_MSA` attribute: `len` bytes of microstate clocks.
+    pub fn msa(&mut self, len: usize, write: impl FnOnce(&mut [u8])) {
+        self.msa = self.msa.saturating_add(1);
+        self.b.put_with(TASKSTATS_TYPE_MSA, len, write);
+    }
+}
+
+/// A record that can write itself into a message ([`exit_message`]).
+pub trait WriteRecord {
+    fn write_record(&self, out: &mut RecordOut<'_>);
+}
+
+/// One accounting record as bytes already made (host tools, tests): written by copying.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StatsRecord {
     /// The `struct taskstats` image (opaque to the bus).
@@ -62,12 +92,22 @@ pub struct StatsRecord {
     pub msa_ns: Option<Vec<u8>>,
 }
 
+impl WriteRecord for StatsRecord {
+    fn write_record(&self, out: &mut RecordOut<'_>) {
+        out.stats(self.stats.len(), |b| b.copy_from_slice(&self.stats));
+        if let Some(msa) = &self.msa_ns {
+            out.msa(msa.len(), |b| b.copy_from_slice(msa));
+        }
+    }
+}
+
 /// Where the TASKSTATS family gets its records: implemented by the kernel's environment.
+/// Each method writes the record into `out` (see [`RecordOut`]) or fails.
 pub trait TaskstatsSource {
     /// Per-pid record of a live (or zombie) task; `Err(ESRCH)` if none.
-    fn pid_stats(&mut self, pid: u32) -> Result<StatsRecord, i32>;
+    fn pid_stats(&mut self, pid: u32, out: &mut RecordOut<'_>) -> Result<(), i32>;
     /// Per-tgid record: live threads + threads of that group that already exited.
-    fn tgid_stats(&mut self, tgid: u32) -> Result<StatsRecord, i32>;
+    fn tgid_stats(&mut self, tgid: u32, out: &mut RecordOut<'_>) -> Result<(), i32>;
 }
 
 /// Which kind of AGGR nest.
@@ -89,6 +129,27 @@ impl AggrKind {
     }
 }
 
+/// Bytes of one `AGGR { ID, STATS, MSA }` nest when the record is a version-17 `struct
+/// taskstats` and the 13 microstate clocks — what Tally's kernel sends. Messages are
+/// allocated for this once; a larger record (a host tool's) just grows the vector.
+pub const AGGR_LEN: usize = 3 * NLA_HDRLEN + 4 + Taskstats::SIZE + NLA_HDRLEN + 8 * NR_MICROSTATES;
+
+/// A NEW message with `aggrs` AGGR nests of the usual size ([`AGGR_LEN`]).
+const fn new_message_len(aggrs: usize) -> usize {
+    NLMSG_HDRLEN + GENL_HDRLEN + aggrs * AGGR_LEN
+}
+
+/// The highest command attribute type (`TASKSTATS_CMD_ATTR_MAX` in Linux).
+const TASKSTATS_CMD_ATTR_MAX: u16 = TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK;
+// The handler takes the command attributes from `Request::last_attrs`, which is indexed by
+// type, by position: PID, TGID, REGISTER_CPUMASK, DEREGISTER_CPUMASK are types 1 to 4.
+const _: () = assert!(
+    TASKSTATS_CMD_ATTR_PID == 1
+        && TASKSTATS_CMD_ATTR_TGID == 2
+        && TASKSTATS_CMD_ATTR_REGISTER_CPUMASK == 3
+        && TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK == 4
+);
+
 const TASKSTATS_OPS: &[GenlOp] = &[GenlOp { cmd: TASKSTATS_CMD_GET, flags: GENL_ADMIN_PERM }];
 
 /// The TASKSTATS family; register it with [`crate::Bus::register_family`].
@@ -101,17 +162,23 @@ impl TaskstatsFamily {
     }
 }
 
-/// Appends `AGGR { ID, STATS[, MSA] }` to `b`.
-fn put_aggr(b: &mut MsgBuilder, kind: AggrKind, id: u32, rec: &StatsRecord) {
+/// Appends `AGGR { ID, STATS[, MSA] }` to `b`, the record written by `write`. `Err(EINVAL)`
+/// if the writer did not write exactly one STATS and at most one MSA, or its own error.
+fn put_aggr(
+    b: &mut MsgBuilder,
+    kind: AggrKind,
+    id: u32,
+    write: impl FnOnce(&mut RecordOut<'_>) -> Result<(), i32>,
+) -> Result<(), i32> {
     let (nest, id_ty) = kind.types();
-    // Four attribute headers, the id, and the payloads padded to 4 bytes.
-    let msa_len = rec.msa_ns.as_ref().map_or(0, |m| m.len() + 3);
-    b.reserve(4 * 4 + 4 + rec.stats.len() + 3 + msa_len);
-    b.nest_start(nest).put_u32(id_ty, id).put_bytes(TASKSTATS_TYPE_STATS, &rec.stats);
-    if let Some(msa) = &rec.msa_ns {
-        b.put_bytes(TASKSTATS_TYPE_MSA, msa);
+    b.nest_start(nest).put_u32(id_ty, id);
+    let mut out = RecordOut { b, stats: 0, msa: 0 };
+    write(&mut out)?;
+    if out.stats != 1 || out.msa > 1 {
+        return Err(EINVAL);
     }
     b.nest_end();
+    Ok(())
 }
 
 /// The cpumask of a REGISTER/DEREGISTER attribute (Linux's `parse()`: longer than
@@ -136,7 +203,7 @@ impl<E: TaskstatsSource + ?Sized> Family<E> for TaskstatsFamily {
     }
 
     fn max_attr(&self) -> u16 {
-        TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK
+        TASKSTATS_CMD_ATTR_MAX
     }
 
     fn ops(&self) -> &[GenlOp] {
@@ -144,23 +211,23 @@ impl<E: TaskstatsSource + ?Sized> Family<E> for TaskstatsFamily {
     }
 
     fn handle(&mut self, req: &Request<'_>, env: &mut E, cx: &mut FamilyCx<'_>) -> Result<(), i32> {
-        let pid = req.attr(TASKSTATS_CMD_ATTR_PID).map(|a| a.u32()).transpose()?;
-        let tgid = req.attr(TASKSTATS_CMD_ATTR_TGID).map(|a| a.u32()).transpose()?;
-        if let Some(a) = req.attr(TASKSTATS_CMD_ATTR_REGISTER_CPUMASK) {
+        let [_, pid, tgid, register, deregister] = req.last_attrs::<{ TASKSTATS_CMD_ATTR_MAX as usize + 1 }>();
+        let pid = pid.map(|a| a.u32()).transpose()?;
+        let tgid = tgid.map(|a| a.u32()).transpose()?;
+        if let Some(a) = register {
             let mask = cpumask_attr(&a, cx.nr_cpus())?;
             return cx.register_listener(mask);
         }
-        if let Some(a) = req.attr(TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK) {
+        if let Some(a) = deregister {
             let mask = cpumask_attr(&a, cx.nr_cpus())?;
             return cx.deregister_listener(mask);
         }
-        let (kind, id, rec) = match (pid, tgid) {
-            (Some(pid), _) => (AggrKind::Pid, pid, env.pid_stats(pid)?),
-            (None, Some(tgid)) => (AggrKind::Tgid, tgid, env.tgid_stats(tgid)?),
+        let mut b = cx.reply_with_capacity(TASKSTATS_CMD_NEW, new_message_len(1));
+        match (pid, tgid) {
+            (Some(pid), _) => put_aggr(&mut b, AggrKind::Pid, pid, |out| env.pid_stats(pid, out))?,
+            (None, Some(tgid)) => put_aggr(&mut b, AggrKind::Tgid, tgid, |out| env.tgid_stats(tgid, out))?,
             (None, None) => return Err(EINVAL),
-        };
-        let mut b = cx.reply(TASKSTATS_CMD_NEW);
-        put_aggr(&mut b, kind, id, &rec);
+        }
         cx.send_reply(b)
     }
 }
@@ -170,17 +237,24 @@ impl<E: TaskstatsSource + ?Sized> Family<E> for TaskstatsFamily {
 /// exited), `AGGR_TGID { TGID, STATS, MSA }`. `nlmsg_pid` is 0, `seq` as given (take it from
 /// [`crate::Bus::next_exit_seq`]). `Err(EMSGSIZE)` if the records do not fit in a nest
 /// (64 KiB).
-pub fn exit_message(
+pub fn exit_message<R: WriteRecord + ?Sized>(
     family: u16,
     seq: u32,
     pid: u32,
-    pid_rec: &StatsRecord,
-    tgid: Option<(u32, &StatsRecord)>,
+    pid_rec: &R,
+    tgid: Option<(u32, &R)>,
 ) -> Result<Vec<u8>, i32> {
-    let mut b = MsgBuilder::genl(family, 0, seq, 0, TASKSTATS_CMD_NEW, TASKSTATS_GENL_VERSION);
-    put_aggr(&mut b, AggrKind::Pid, pid, pid_rec);
+    let aggrs = if tgid.is_some() { 2 } else { 1 };
+    let mut b = MsgBuilder::genl_with_capacity(family, 0, seq, 0, TASKSTATS_CMD_NEW, TASKSTATS_GENL_VERSION, new_message_len(aggrs));
+    put_aggr(&mut b, AggrKind::Pid, pid, |out| {
+        pid_rec.write_record(out);
+        Ok(())
+    })?;
     if let Some((tgid, rec)) = tgid {
-        put_aggr(&mut b, AggrKind::Tgid, tgid, rec);
+        put_aggr(&mut b, AggrKind::Tgid, tgid, |out| {
+            rec.write_record(out);
+            Ok(())
+        })?;
     }
     b.finish()
 }

@@ -10,7 +10,7 @@ use tally_uapi::taskstats::*;
 
 use crate::error::*;
 use crate::msg::{first_message, Messages};
-use crate::taskstats::{request, AggrKind, Command};
+use crate::taskstats::{request, AggrKind, Command, RecordOut, WriteRecord};
 use crate::*;
 
 /// The kernel's task table, as far as TASKSTATS can see it.
@@ -21,11 +21,13 @@ pub struct Env {
 }
 
 impl TaskstatsSource for Env {
-    fn pid_stats(&mut self, pid: u32) -> Result<StatsRecord, i32> {
-        self.tasks.get(&pid).cloned().ok_or(ESRCH)
+    fn pid_stats(&mut self, pid: u32, out: &mut RecordOut<'_>) -> Result<(), i32> {
+        self.tasks.get(&pid).ok_or(ESRCH)?.write_record(out);
+        Ok(())
     }
-    fn tgid_stats(&mut self, tgid: u32) -> Result<StatsRecord, i32> {
-        self.groups.get(&tgid).cloned().ok_or(ESRCH)
+    fn tgid_stats(&mut self, tgid: u32, out: &mut RecordOut<'_>) -> Result<(), i32> {
+        self.groups.get(&tgid).ok_or(ESRCH)?.write_record(out);
+        Ok(())
     }
 }
 
@@ -653,4 +655,159 @@ fn the_bus_can_live_in_a_kernel_static_and_take_a_trait_object_environment() {
     // nr_cpus is clamped to 1..=64.
     assert_eq!(Bus::<Env>::new(0).nr_cpus(), 1);
     assert_eq!(Bus::<Env>::new(1000).nr_cpus(), 64);
+}
+
+/// The bytes of a NEW message as the bus built it before records were written in place:
+/// every payload made first, then copied in with `put_bytes`.
+fn reference_new(family: u16, seq: u32, portid: u32, aggrs: &[(AggrKind, u32, &StatsRecord)]) -> Vec<u8> {
+    let mut b = MsgBuilder::genl(family, 0, seq, portid, TASKSTATS_CMD_NEW, TASKSTATS_GENL_VERSION);
+    for &(kind, id, rec) in aggrs {
+        let (nest, id_ty) = kind.types();
+        b.nest_start(nest).put_u32(id_ty, id).put_bytes(TASKSTATS_TYPE_STATS, &rec.stats);
+        if let Some(msa) = &rec.msa_ns {
+            b.put_bytes(TASKSTATS_TYPE_MSA, msa);
+        }
+        b.nest_end();
+    }
+    b.finish().unwrap()
+}
+
+mod in_place {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn record() -> impl Strategy<Value = StatsRecord> {
+        (
+            prop::collection::vec(any::<u8>(), 0..800),
+            prop::option::of(prop::collection::vec(any::<u8>(), 0..120)),
+        )
+            .prop_map(|(stats, msa_ns)| StatsRecord { stats, msa_ns })
+    }
+
+    proptest! {
+        /// A GET answered through the family (the source writing into the reply) is byte for
+        /// byte the message the old path built from the same record.
+        #[test]
+        fn get_replies_match_the_copying_path(rec in record(), tgid in any::<bool>(), seq in any::<u32>(), id in 1u32..1000) {
+            let (mut bus, s) = setup();
+            let mut e = Env::default();
+            let kind = if tgid { AggrKind::Tgid } else { AggrKind::Pid };
+            if tgid { e.groups.insert(id, rec.clone()); } else { e.tasks.insert(id, rec.clone()); }
+            let cmd = if tgid { Command::Tgid(id) } else { Command::Pid(id) };
+            let req = ts_req(seq, 0, cmd);
+            prop_assert_eq!(bus.send(s, &req, ROOT, &mut e), Ok(req.len()));
+            let got = drain(&mut bus, s);
+            let portid = bus.socket_stats(s).unwrap().portid;
+            prop_assert_eq!(got, vec![reference_new(TS, seq, portid, &[(kind, id, &rec)])]);
+        }
+
+        /// Exit records likewise, with and without the group's record.
+        #[test]
+        fn exit_messages_match_the_copying_path(a in record(), b in record(), group in any::<bool>(), seq in any::<u32>()) {
+            let msg = exit_message(TS, seq, 7, &a, group.then_some((5, &b))).unwrap();
+            let mut aggrs = vec![(AggrKind::Pid, 7, &a)];
+            if group { aggrs.push((AggrKind::Tgid, 5, &b)); }
+            prop_assert_eq!(msg, reference_new(TS, seq, 0, &aggrs));
+        }
+
+        /// `last_attrs` finds what `attr` finds, type by type, in one pass.
+        #[test]
+        fn last_attrs_agrees_with_attr(types in prop::collection::vec(0u16..8, 0..12), max_attr in 0u16..8) {
+            let mut b = MsgBuilder::new(TS, 0, 0, 0);
+            for (i, &ty) in types.iter().enumerate() {
+                b.put_u32(ty, i as u32);
+            }
+            let bytes = b.finish().unwrap();
+            let attrs = &bytes[NLMSG_HDRLEN..];
+            let req = Request {
+                header: first_message(&bytes).unwrap().header,
+                genl: GenlMsgHdr { cmd: 0, version: 0, reserved: 0 },
+                user_hdr: &[],
+                attrs,
+                sender: ROOT,
+                max_attr,
+            };
+            let all = req.last_attrs::<8>();
+            for ty in 0..8u16 {
+                prop_assert_eq!(all[usize::from(ty)], req.attr(ty), "type {}", ty);
+            }
+        }
+    }
+
+    /// A source that writes no STATS, or two, makes the request fail instead of sending a
+    /// malformed record.
+    #[test]
+    fn a_source_must_write_one_stats() {
+        struct Bad(u8);
+        impl TaskstatsSource for Bad {
+            fn pid_stats(&mut self, _: u32, out: &mut RecordOut<'_>) -> Result<(), i32> {
+                for _ in 0..self.0 {
+                    out.stats(4, |b| b.fill(1));
+                }
+                Ok(())
+            }
+            fn tgid_stats(&mut self, _: u32, _: &mut RecordOut<'_>) -> Result<(), i32> {
+                Ok(())
+            }
+        }
+        for n in [0u8, 2] {
+            let mut bus: Bus<Bad> = Bus::new(1);
+            bus.register_family(Box::new(TaskstatsFamily::new())).unwrap();
+            let s = bus.open(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, 1).unwrap();
+            let req = ts_req(3, 0, Command::Pid(1));
+            assert_eq!(bus.send(s, &req, ROOT, &mut Bad(n)), Ok(req.len()));
+            let mut replies = Vec::new();
+            while let Ok(Some(d)) = bus.recv(s) {
+                replies.push(d);
+            }
+            assert_eq!(replies.len(), 1);
+            assert_eq!(errno_of(&replies[0]), EINVAL);
+        }
+    }
+}
+
+/// A reply built in a recycled buffer — one that held a longer or a shorter datagram — is
+/// byte for byte the one built in a fresh allocation.
+#[test]
+fn replies_in_recycled_buffers_are_the_same_bytes() {
+    let (mut bus, s) = setup();
+    let get = ts_req(5, 0, Command::Pid(42));
+    let fresh = send(&mut bus, s, &get, ROOT);
+    assert_eq!(fresh.len(), 1);
+    for old in [vec![0xeeu8; 1500], vec![0x11u8; 3], vec![0x22; crate::bus::SPARE_CAPACITY + 1]] {
+        bus.recycle(old);
+        bus.recycle(vec![0x33; 900]);
+        bus.recycle(vec![0x44; 10]); // beyond SPARE_BUFFERS: freed
+        for _ in 0..4 {
+            let again = send(&mut bus, s, &get, ROOT);
+            assert_eq!(again, fresh);
+            for d in again {
+                bus.recycle(d);
+            }
+        }
+    }
+}
+
+/// `recv_copy` hands over exactly what `recv` would, dequeues only what the reader took,
+/// and keeps the socket's counters as `recv` does.
+#[test]
+fn recv_copy_takes_what_recv_would() {
+    let (mut bus, s) = setup();
+    let get = ts_req(5, 0, Command::Pid(42));
+    let mut e = env();
+    bus.send(s, &get, ROOT, &mut e).unwrap();
+    bus.send(s, &ts_req(6, 0, Command::Pid(7)), ROOT, &mut e).unwrap(); // ESRCH error reply
+    let mut seen = Vec::new();
+    assert_eq!(bus.recv_copy(s, |d| { seen = d.to_vec(); false }), Ok(None));
+    assert_eq!(bus.socket_stats(s).unwrap().queued, 2, "declined: nothing dequeued");
+    let mut got = Vec::new();
+    assert_eq!(bus.recv_copy(s, |d| { got = d.to_vec(); true }), Ok(Some(got.len())));
+    assert_eq!(got, seen);
+    assert_eq!(first_message(&got).unwrap().header.nlmsg_seq, 5);
+    let rest = drain(&mut bus, s);
+    assert_eq!(rest.len(), 1);
+    assert_eq!(errno_of(&rest[0]), ESRCH);
+    let st = bus.socket_stats(s).unwrap();
+    assert_eq!((st.received, st.queued), (2, 0));
+    assert_eq!(bus.recv_copy(s, |_| true), Ok(None));
 }

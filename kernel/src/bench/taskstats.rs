@@ -17,8 +17,9 @@
 //!   against `ubench tsget`'s full round trip (`user.rs`): param 0 — the whole request on a
 //!   kernel-side socket, `send` of `GET PID` (parse, dispatch, snapshot, fill, encode,
 //!   queue) and `recv` of the reply, without the system calls and user copies; param 1 —
-//!   the snapshot alone (`task::taskstats::of_pid`: the task's clocks, delays, counters and
-//!   memory under the task lock); param 2 — `fill` alone (accounting → `struct taskstats`).
+//!   the snapshot alone (`task::taskstats::of_pid_into`, as a GET takes it: the task's
+//!   clocks, delays, counters and memory under the task lock, written into a record);
+//!   param 2 — `fill` alone (accounting → `struct taskstats`).
 
 use tally_bus::taskstats::{request, Command};
 use tally_uapi::errno::EAGAIN;
@@ -116,8 +117,9 @@ fn get_parts(h: &mut Harness, s: &Socket, family: u16, me: i32) {
         let _ = core::hint::black_box(s.recv(true));
     });
     drain(s);
+    let mut snapshot = tally_taskstats::TaskAccounting::default();
     h.measure("taskstats_get_parts", 1, OPS, |_| {
-        let _ = core::hint::black_box(task::taskstats::of_pid(me));
+        let _ = core::hint::black_box(task::taskstats::of_pid_into(me, &mut snapshot));
     });
     let Ok(acct) = task::taskstats::of_pid(me) else { return };
     let clock = crate::time::clock();

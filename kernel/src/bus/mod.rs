@@ -7,7 +7,7 @@
 //! ```text
 //!   socket()/bind()/sendto()/recvfrom()  ──►  syscall/socket.rs  ──►  Socket (here)
 //!        Socket::send ──► Bus::send(.., KernelEnv) ──► TaskstatsFamily ──► KernelEnv::pid_stats
-//!                                                                          └► task::taskstats::of_pid ──► fill
+//!                                                  (writes the reply in place) └► task::taskstats::of_pid_into ──► fill
 //!        Socket::recv ──► Bus::recv, or sleep on READERS (INTERRUPTIBLE_SLEEP) until a datagram comes
 //!   a task exits ──► lifecycle.rs builds its record(s) ──► deliver_exit ──► every listener for CPU 0
 //! ```
@@ -26,10 +26,10 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 use spin::Mutex;
-use tally_bus::taskstats::{exit_message, StatsRecord, TaskstatsFamily, TaskstatsSource};
+use tally_bus::taskstats::{exit_message, RecordOut, TaskstatsFamily, TaskstatsSource, WriteRecord};
 use tally_bus::{Bus, Sender, SockId};
 use tally_sched::SleepKind;
-use tally_taskstats::TaskAccounting;
+use tally_taskstats::{TaskAccounting, Taskstats};
 use tally_uapi::errno::{EAGAIN, EINTR};
 
 use crate::arch;
@@ -43,29 +43,37 @@ const THIS_CPU: u32 = 0;
 /// The kernel's view of the tasks, handed to the bus for requests that need it.
 struct KernelEnv;
 
-/// The record of one task or process, converted once, as the bus carries it.
-fn record(a: &TaskAccounting) -> StatsRecord {
-    let clock = crate::time::clock();
-    let boot_ns = crate::time::boot_unix_seconds().saturating_mul(1_000_000_000);
-    let stats = tally_taskstats::fill(a, &clock, boot_ns).to_bytes().to_vec();
-    let ns = tally_taskstats::msa_ns(&a.msa_ticks, &clock);
-    // Sized once: collecting a flat_map would regrow the vector byte by byte.
-    let mut msa = Vec::with_capacity(8 * ns.len());
-    for v in ns {
-        msa.extend_from_slice(&v.to_le_bytes());
+/// The record of one task or process as the bus carries it: converted once, written
+/// straight into the message (`fill` → the `struct taskstats` image in the STATS attribute,
+/// each clock in nanoseconds into the MSA attribute), with no image built and copied first.
+struct KernelRecord<'a>(&'a TaskAccounting);
+
+impl WriteRecord for KernelRecord<'_> {
+    fn write_record(&self, out: &mut RecordOut<'_>) {
+        let clock = crate::time::clock();
+        let boot_ns = crate::time::boot_unix_seconds().saturating_mul(1_000_000_000);
+        out.stats(Taskstats::SIZE, |b| {
+            if let Ok(image) = <&mut [u8; Taskstats::SIZE]>::try_from(b) {
+                tally_taskstats::fill(self.0, &clock, boot_ns).write_to(image);
+            }
+        });
+        out.msa(8 * self.0.msa_ticks.len(), |b| tally_taskstats::write_msa_ns(&self.0.msa_ticks, &clock, b));
     }
-    StatsRecord { stats, msa_ns: Some(msa) }
 }
 
 impl TaskstatsSource for KernelEnv {
-    fn pid_stats(&mut self, pid: u32) -> Result<StatsRecord, i32> {
+    fn pid_stats(&mut self, pid: u32, out: &mut RecordOut<'_>) -> Result<(), i32> {
         let pid = i32::try_from(pid).map_err(|_| tally_uapi::errno::ESRCH)?;
-        task::taskstats::of_pid(pid).map(|a| record(&a))
+        let mut a = TaskAccounting::default();
+        task::taskstats::of_pid_into(pid, &mut a)?;
+        KernelRecord(&a).write_record(out);
+        Ok(())
     }
 
-    fn tgid_stats(&mut self, tgid: u32) -> Result<StatsRecord, i32> {
+    fn tgid_stats(&mut self, tgid: u32, out: &mut RecordOut<'_>) -> Result<(), i32> {
         let tgid = i32::try_from(tgid).map_err(|_| tally_uapi::errno::ESRCH)?;
-        task::taskstats::of_tgid(tgid).map(|a| record(&a))
+        KernelRecord(&task::taskstats::of_tgid(tgid)?).write_record(out);
+        Ok(())
     }
 }
 
@@ -108,8 +116,8 @@ pub fn exit_listeners() -> bool {
 /// listener registered for this CPU. Never blocks: a full receive buffer drops the message
 /// and counts it (the listener's next `recv` fails once with `ENOBUFS`).
 pub fn deliver_exit(pid: TaskAccounting, tgid: Option<TaskAccounting>) {
-    let pid_rec = record(&pid);
-    let tgid_rec = tgid.as_ref().map(|t| (t.tgid, record(t)));
+    let pid_rec = KernelRecord(&pid);
+    let tgid_rec = tgid.as_ref().map(|t| (t.tgid, KernelRecord(t)));
     let woken = with_bus(|s| {
         let seq = s.bus.next_exit_seq(s.taskstats, THIS_CPU);
         let msg = match exit_message(s.taskstats, seq, pid.pid, &pid_rec, tgid_rec.as_ref().map(|(t, r)| (*t, r))) {
@@ -183,6 +191,21 @@ impl Socket {
                 return Err(EINTR);
             }
         }
+    }
+
+    /// The next datagram, if one is queued and `copy` takes it, in one hold of the bus lock:
+    /// `copy` runs with the lock held and interrupts off, so it must neither block nor take
+    /// a lock (the direct user copy qualifies). `Ok(Some(length))` once taken (its buffer is
+    /// kept for the next reply); `Ok(None)`: nothing queued, or `copy` declined and the
+    /// datagram stays for [`recv`](Self::recv). `ENOBUFS` once after a drop, as `recv`.
+    pub fn recv_copy(&self, copy: impl FnOnce(&[u8]) -> bool) -> Result<Option<usize>, i32> {
+        with_bus(|s| s.bus.recv_copy(self.id, copy))
+    }
+
+    /// Gives a datagram [`recv`](Self::recv) returned back to the bus once it has been
+    /// copied out, for the next reply to be written into (`Bus::recycle`).
+    pub fn recycle(&self, datagram: Vec<u8>) {
+        with_bus(|s| s.bus.recycle(datagram));
     }
 
     pub fn set_rcvbuf(&self, bytes: u32) -> Result<(), i32> {

@@ -18,7 +18,6 @@
 //!   Linux doubles the value given (it charges `skb` overhead too); Tally charges each
 //!   datagram exactly its length and does not double. Other options: `ENOPROTOOPT`.
 
-use alloc::vec;
 use tally_uapi::errno::{EFAULT, EINVAL, EMSGSIZE, ENOPROTOOPT, ENOTSOCK};
 use tally_uapi::netlink::{SockaddrNl, AF_NETLINK, MAX_SEND, MSG_DONTWAIT, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK, SOL_SOCKET, SO_RCVBUF};
 
@@ -67,15 +66,29 @@ pub fn bind(a: &Args) -> SysResult {
     Ok(0)
 }
 
+/// Requests up to this many bytes are copied into a buffer on the kernel stack; longer ones
+/// (up to `MAX_SEND`) into an allocated one. Every request a program such as `getdelays`
+/// sends (a GET, a cpumask registration, a family lookup) is well under it.
+const SEND_ON_STACK: usize = 256;
+
 /// Copy `len` bytes of request from user memory and hand them to the bus.
 pub fn send_from(sock: &bus::Socket, addr: u64, len: u64) -> SysResult {
     if len > MAX_SEND as u64 {
         return Err(EMSGSIZE);
     }
-    let mut buf = vec![0u8; len as usize];
-    uaccess::copy_from_user(addr, &mut buf)?;
-    task::account_write(len);
-    Ok(sock.send(&buf)? as u64)
+    let len = len as usize;
+    let mut small = [0u8; SEND_ON_STACK];
+    let mut large = alloc::vec::Vec::new();
+    let buf = match small.get_mut(..len) {
+        Some(b) => b,
+        None => {
+            large.resize(len, 0);
+            &mut large[..]
+        }
+    };
+    uaccess::copy_from_user(addr, buf)?;
+    task::account_write(len as u64);
+    Ok(sock.send(buf)? as u64)
 }
 
 /// `sendto(fd, buf, len, flags, addr, addrlen)`.
@@ -98,11 +111,23 @@ pub fn sendto(a: &Args) -> SysResult {
 pub fn recv_into(sock: &bus::Socket, addr: u64, len: u64, flags: u32) -> SysResult {
     // Check the buffer before sleeping, so a bad pointer fails at once and loses nothing.
     uaccess::check(addr, len, true)?;
+    let want = len as usize;
+    let reply = |n: usize, full: usize| {
+        task::account_read(n as u64);
+        Ok(if flags & MSG_TRUNC != 0 { full } else { n } as u64)
+    };
+    // A datagram already waiting is copied straight out under the bus lock, by the direct
+    // copy (which cannot block); if that cannot take it, the path below does.
+    if let Some(full) = sock.recv_copy(|d| uaccess::copy_to_user_direct(addr, &d[..d.len().min(want)]))? {
+        return reply(full.min(want), full);
+    }
     let msg = sock.recv(flags & MSG_DONTWAIT != 0)?;
-    let n = msg.len().min(len as usize);
-    uaccess::copy_to_user(addr, &msg[..n])?;
-    task::account_read(n as u64);
-    Ok(if flags & MSG_TRUNC != 0 { msg.len() } else { n } as u64)
+    let n = msg.len().min(want);
+    let copied = uaccess::copy_to_user(addr, &msg[..n]);
+    let full = msg.len();
+    sock.recycle(msg); // its buffer carries the next reply
+    copied?;
+    reply(n, full)
 }
 
 /// `recvfrom(fd, buf, len, flags, addr, addrlen)`.

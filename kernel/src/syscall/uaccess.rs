@@ -5,9 +5,10 @@
 //! (and counted as a minor fault, as if user code had touched it). Every function checks
 //! the whole range before copying anything and fails with `EFAULT` — never a kernel fault —
 //! for a pointer into the kernel, at nothing, or (for copies out) at read-only memory.
-//! A copy within one page first tries the direct path (`arch::uaccess`'s module comment:
-//! copy, and let a page fault say no), which needs neither the memory map nor a page-table
-//! walk; if it fails, nothing has been written and the checked path decides.
+//! A copy or check of up to four pages first tries the direct path (`arch::uaccess`'s module
+//! comment: touch or copy, and let a page fault say no), which needs neither the memory map
+//! nor a page-table walk; if it fails, nothing has been written to user memory and the
+//! checked path decides.
 
 use alloc::vec::Vec;
 use tally_uapi::errno::{E2BIG, EFAULT};
@@ -32,6 +33,14 @@ fn with_user<R>(f: impl FnOnce(&crate::arch::address_space::AddressSpace, uacces
 /// Check that `len` bytes at user address `addr` may be read (or written, with `write`),
 /// faulting in demand-zero pages, without copying.
 pub fn check(addr: u64, len: u64, write: bool) -> Result<(), i32> {
+    if uaccess::probe_user_direct(addr, len, write) {
+        return Ok(());
+    }
+    check_slow(addr, len, write)
+}
+
+#[inline(never)]
+fn check_slow(addr: u64, len: u64, write: bool) -> Result<(), i32> {
     with_user(|space, resolve| uaccess::check(space, addr, len, write, resolve))
 }
 
@@ -57,6 +66,14 @@ pub fn copy_to_user(addr: u64, buf: &[u8]) -> Result<(), i32> {
         return Ok(());
     }
     copy_to_user_checked(addr, buf)
+}
+
+/// The direct path of [`copy_to_user`] alone: `true` if `buf` was copied, `false` if it
+/// could not be (nothing written; use [`copy_to_user`]). It never blocks and takes no lock,
+/// so it may run under a spinlock with interrupts off.
+#[inline]
+pub fn copy_to_user_direct(addr: u64, buf: &[u8]) -> bool {
+    uaccess::copy_to_user_direct(addr, buf)
 }
 
 #[inline(never)]

@@ -62,8 +62,9 @@ fn status_flags(status: Option<ExitStatus>) -> u8 {
 }
 
 impl Kernel {
-    /// Identity and scheduling of task `key` into a record whose numbers are filled later.
-    fn identity(&mut self, key: TaskKey, now: u64) -> Result<TaskAccounting, i32> {
+    /// Identity and scheduling of task `key` into `a` (its numbers are filled later; `group`
+    /// is set false), written in place: a record is ~450 bytes, not worth copying around.
+    fn identity(&mut self, key: TaskKey, now: u64, a: &mut TaskAccounting) -> Result<(), i32> {
         let s = Kernel::sched_key(key);
         let mut store = HotStore(&mut self.hot);
         let (nice, policy) = {
@@ -77,23 +78,28 @@ impl Kernel {
         let t = self.tasks.get(key)?;
         // With accounting compiled out no creation time is kept: elapsed times read 0.
         let created_or_now = |c: u64| if tally_msa::ACCOUNTING_ENABLED { c } else { now };
-        Ok(TaskAccounting {
-            pid: t.pid() as u32,
-            tgid: t.tgid() as u32,
-            ppid: ppid as u32,
-            uid: t.uid(),
-            gid: t.gid(),
-            comm: *t.comm(),
-            nice,
-            policy,
-            exit_code: t.exit_status().map_or(0, |s| s.raw() as u32),
-            flags: t.flags().bits() | status_flags(t.exit_status()),
-            group: false,
-            created_tsc: created_or_now(created),
-            now_tsc: now,
-            group_created_tsc: created_or_now(group_created),
-            ..Default::default()
-        })
+        a.pid = t.pid() as u32;
+        a.tgid = t.tgid() as u32;
+        a.ppid = ppid as u32;
+        a.uid = t.uid();
+        a.gid = t.gid();
+        a.comm = *t.comm();
+        a.nice = nice;
+        a.policy = policy;
+        a.exit_code = t.exit_status().map_or(0, |s| s.raw() as u32);
+        a.flags = t.flags().bits() | status_flags(t.exit_status());
+        a.group = false;
+        a.created_tsc = created_or_now(created);
+        a.now_tsc = now;
+        a.group_created_tsc = created_or_now(group_created);
+        Ok(())
+    }
+
+    /// The clocks and delays of task `key` at `now`, into `a`.
+    fn clocks_into(&mut self, key: TaskKey, now: u64, a: &mut TaskAccounting) {
+        let s = Kernel::sched_key(key);
+        a.msa_ticks = self.rq.msa_snapshot(&mut HotStore(&mut self.hot), s, now);
+        a.delays = tally_sched::TaskStore::clock(&mut HotStore(&mut self.hot), s).delays(now);
     }
 
     /// The clocks and delays of task `key` at `now`.
@@ -111,11 +117,9 @@ impl Kernel {
     }
 }
 
-/// Memory numbers of a live process, read after the kernel lock is released.
+/// Memory numbers of a live process (none: zeros), read after the kernel lock is released.
 fn fill_memory(a: &mut TaskAccounting, vm: Option<Arc<Vm>>, cpu_ticks: u64) {
-    if let Some(vm) = vm {
-        a.memory = memory(&vm.usage(cpu_ticks));
-    }
+    a.memory = vm.map_or_else(Memory::default, |vm| memory(&vm.usage(cpu_ticks)));
 }
 
 fn on_cpu(m: &MsaTimes) -> u64 {
@@ -125,17 +129,26 @@ fn on_cpu(m: &MsaTimes) -> u64 {
 
 /// Taskstats input for thread `pid` now (`ESRCH` if there is none).
 pub fn of_pid(pid: i32) -> Result<TaskAccounting, i32> {
-    let (mut a, vm, cpu) = with_kernel(|k| {
+    let mut a = TaskAccounting::default();
+    of_pid_into(pid, &mut a)?;
+    Ok(a)
+}
+
+/// [`of_pid`] written into `a` (every field), where the caller keeps it: what a GET uses,
+/// so that the record is built once, in place, and only read afterwards. (On an error `a`
+/// holds nothing meaningful.)
+pub fn of_pid_into(pid: i32, a: &mut TaskAccounting) -> Result<(), i32> {
+    let (vm, cpu) = with_kernel(|k| {
         let now = arch::tsc::read();
         let key = k.tasks.lookup(pid).map_err(|_| ESRCH)?;
-        let mut a = k.identity(key, now)?;
-        (a.msa_ticks, a.delays) = k.clocks_of(key, now);
+        k.identity(key, now, a)?;
+        k.clocks_into(key, now, a);
         a.counters = counters(&k.tasks.get(key)?.payload().counters);
         let cpu = on_cpu(&k.process_msa_total(key, now));
-        Ok::<_, i32>((a, k.vm_of(key), cpu))
+        Ok::<_, i32>((k.vm_of(key), cpu))
     })?;
-    fill_memory(&mut a, vm, cpu);
-    Ok(a)
+    fill_memory(a, vm, cpu);
+    Ok(())
 }
 
 /// Taskstats input for process `tgid` now: exited threads' totals plus the live threads.
@@ -147,7 +160,8 @@ pub fn of_tgid(tgid: i32) -> Result<TaskAccounting, i32> {
         if k.tasks.get(leader)?.pid() != tgid {
             return Err(ESRCH); // a thread id is not a tgid
         }
-        let mut a = k.identity(leader, now)?;
+        let mut a = TaskAccounting::default();
+        k.identity(leader, now, &mut a)?;
         a.group = true;
         let dead: Totals = k.tasks.dead_total(leader)?.clone();
         a.msa_ticks = dead.msa;
@@ -175,7 +189,8 @@ pub fn of_tgid(tgid: i32) -> Result<TaskAccounting, i32> {
 
 /// Identity of `key`, numbers from `totals`, ended with `status`.
 fn at_exit(k: &mut Kernel, key: TaskKey, now: u64, status: ExitStatus, totals: &Totals, group: bool) -> Option<TaskAccounting> {
-    let mut a = k.identity(key, now).ok()?;
+    let mut a = TaskAccounting::default();
+    k.identity(key, now, &mut a).ok()?;
     a.group = group;
     a.exit_code = status.raw() as u32;
     a.flags |= status_flags(Some(status));

@@ -133,6 +133,17 @@ pub fn msa_ns(msa_ticks: &MsaTimes, clock: &TscClock) -> [u64; NR_MICROSTATES] {
     ns
 }
 
+/// [`msa_ns`] written as little-endian `u64`s straight into `out`, the payload of the
+/// `TASKSTATS_TYPE_MSA` attribute (`8 × NR_MICROSTATES` bytes; a shorter `out` takes the
+/// first clocks). A clock of 0 ticks — most of them, in a live task — is 0 ns without a
+/// division.
+pub fn write_msa_ns(msa_ticks: &MsaTimes, clock: &TscClock, out: &mut [u8]) {
+    for (word, &t) in out.chunks_exact_mut(8).zip(msa_ticks) {
+        let ns = if t == 0 { 0 } else { clock.ticks_to_ns(t) };
+        word.copy_from_slice(&ns.to_le_bytes());
+    }
+}
+
 /// page·ticks of CPU time → MB·µs: × 10⁶ / hz gives page·µs, / 256 gives MB·µs (4 KiB
 /// pages) — Linux's "RSS in KB × µs / 1024". Saturates instead of wrapping.
 pub fn page_ticks_to_mb_us(page_ticks: u128, clock: &TscClock) -> u64 {
@@ -155,7 +166,12 @@ pub fn fill(a: &TaskAccounting, clock: &TscClock, boot_unix_ns: u64) -> Taskstat
     let btime = wall_ns(a.created_tsc) / 1_000_000_000;
 
     // One delay kind: (count, total ns, max ns, min ns, max_ts), the total from `total_ticks`.
+    // A kind the task never waited in (most tasks never wait for a disk or an interrupt) is
+    // all zeros, with no conversion.
     let delay = |e: &DelayEpisodes, total_ticks: u64| {
+        if e.count == 0 && total_ticks == 0 && e.max == 0 && e.min == 0 {
+            return (0, 0, 0, 0, KernelTimespec::ZERO);
+        }
         let ts = if e.max == 0 {
             KernelTimespec::ZERO
         } else {
@@ -530,6 +546,18 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn write_msa_ns_writes_msa_ns_as_bytes(
+            hz in 1_000_000u64..10_000_000_000,
+            ticks in prop::array::uniform13(prop_oneof![Just(0u64), any::<u64>()]),
+        ) {
+            let clock = TscClock::new(hz, 0);
+            let mut out = [0xa5u8; 8 * NR_MICROSTATES];
+            write_msa_ns(&ticks, &clock, &mut out);
+            let expected: Vec<u8> = msa_ns(&ticks, &clock).iter().flat_map(|v| v.to_le_bytes()).collect();
+            prop_assert_eq!(&out[..], &expected[..]);
+        }
+
         #[test]
         fn cpu_delay_total_is_the_run_queue_sum_converted_once(
             hz in 1_000_000u64..10_000_000_000,

@@ -539,6 +539,13 @@ impl Taskstats {
         out
     }
 
+    /// The same image written into `out`, wherever the caller keeps it: the kernel writes it
+    /// straight into the message that carries it, instead of returning it and copying.
+    /// Every byte of `out` is written.
+    pub fn write_to(&self, out: &mut [u8; Taskstats::SIZE]) {
+        self.encode(out);
+    }
+
     /// A record from its image. `b` may be a record of an older version: any prefix of at
     /// least [`TASKSTATS_V13_SIZE`] bytes is accepted and the fields it does not reach read
     /// zero (which is what "no delay of that kind recorded" looks like). Bytes beyond
@@ -636,6 +643,14 @@ mod tests {
             Taskstats::from_bytes(&Taskstats::zeroed().to_bytes()),
             Some(Taskstats::zeroed())
         );
+    }
+
+    #[test]
+    fn write_to_overwrites_every_byte_with_the_image() {
+        let t = sample();
+        let mut out = [0xa5u8; Taskstats::SIZE];
+        t.write_to(&mut out);
+        assert_eq!(out, t.to_bytes());
     }
 
     #[test]

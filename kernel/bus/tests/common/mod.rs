@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use tally_bus::msg::Messages;
+use tally_bus::taskstats::{RecordOut, WriteRecord};
 use tally_bus::{ctrl, parse_taskstats_message, StatsRecord, TaskstatsSource};
 use tally_uapi::errno::ESRCH;
 use tally_uapi::netlink::*;
@@ -30,17 +31,18 @@ impl FakeEnv {
 }
 
 impl TaskstatsSource for FakeEnv {
-    fn pid_stats(&mut self, pid: u32) -> Result<StatsRecord, i32> {
+    fn pid_stats(&mut self, pid: u32, out: &mut RecordOut<'_>) -> Result<(), i32> {
         self.calls += 1;
-        self.tasks.get(&pid).cloned().ok_or(ESRCH)
+        self.tasks.get(&pid).ok_or(ESRCH)?.write_record(out);
+        Ok(())
     }
-    fn tgid_stats(&mut self, tgid: u32) -> Result<StatsRecord, i32> {
+    fn tgid_stats(&mut self, tgid: u32, out: &mut RecordOut<'_>) -> Result<(), i32> {
         self.calls += 1;
-        if tgid <= 3 {
-            self.tasks.get(&tgid).cloned().ok_or(ESRCH)
-        } else {
-            Err(ESRCH)
+        if tgid > 3 {
+            return Err(ESRCH);
         }
+        self.tasks.get(&tgid).ok_or(ESRCH)?.write_record(out);
+        Ok(())
     }
 }
 

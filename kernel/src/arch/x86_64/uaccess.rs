@@ -24,20 +24,27 @@
 //!
 //! Failure is reported as [`Fault`]; the system-call layer turns it into `-EFAULT`.
 //!
-//! **The direct path.** Most copies are small and land on a page the process has already
+//! **The direct path.** Most copies are small and land on pages the process has already
 //! touched, so the checks above would only confirm what the MMU is about to check anyway.
 //! [`copy_to_user_direct`] / [`copy_from_user_direct`] therefore just copy — when the range
-//! lies in the user half and within *one* page, and the CPU is on a user address space — and
-//! let a page fault say no: the copy's two faulting instructions (`rep movsq`, `rep movsb`,
-//! in `tally_uaccess_copy` below) are known to the page-fault handler, which resumes a fault
-//! there at a label that reports failure ([`fixup`], called from `idt.rs`; Linux's exception
-//! table, with one entry). The caller then takes the checked path above, which maps a
-//! demand-zero page or says `EFAULT` exactly as before. One page means all or nothing: every
-//! byte has the same page-table entry, so if the first write succeeds they all do, and a
-//! failed direct copy to user memory has written nothing. It is safe because on a user
-//! address space everything mapped in the user half is the process's own user memory
+//! lies in the user half, spans at most [`DIRECT_MAX`] bytes, and the CPU is on a user
+//! address space — and let a page fault say no: the routine's faulting instructions (the
+//! probes and `rep movsq`/`rep movsb` of the routines below) are known to the
+//! page-fault handler, which resumes a fault there at a label that reports failure
+//! ([`fixup`], called from `idt.rs`; Linux's exception table, with a few entries). The
+//! caller then takes the checked path above, which maps a demand-zero page or says `EFAULT`
+//! exactly as before. A copy *to* user memory is all or nothing: with interrupts off, it
+//! first *probes* every page it will write after the first with `lock or byte [p], 0` — a
+//! write that changes nothing — and copies only once every page has taken one (a fault on
+//! the first page comes with the copy's first write), so a failed direct copy to user
+//! memory has written nothing (a copy *from* user memory may fail halfway; only the kernel's
+//! buffer then holds part of the bytes, and the checked path copies again).
+//! [`probe_user_direct`] is the probe alone, for system calls that check a buffer before
+//! they sleep and fill it later. It is safe because on a user address space everything
+//! mapped in the user half is the process's own user memory
 //! (`address_space::user_space_active`), read-only pages stay read-only for the kernel
-//! (CR0.WP), and interrupts are off while AC is set, as above.
+//! (CR0.WP), a single CPU with interrupts off cannot unmap a probed page before the copy,
+//! and interrupts are off while AC is set, as above.
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use x86_64::registers::control::{Cr4, Cr4Flags};
@@ -172,23 +179,46 @@ pub fn copy_to_user(space: &AddressSpace, dst: u64, src: &[u8], resolve: Resolve
     })
 }
 
-// The direct path's copy (module comment): `tally_uaccess_copy(dst, src, len, smap)` copies
-// `len` bytes, eight at a time then the rest, with interrupts off and — if `smap` — AC set,
-// and returns 0; or 1 if either `rep movs` faulted, through the page-fault handler's
-// [`fixup`]. `popfq` puts IF and AC back as they were (AC clear: the kernel never runs with
-// it set). DF is clear (the ABI's default; SFMASK clears it on `syscall`).
+// The direct path (module comment). Each routine runs with interrupts off and — if its
+// `smap` argument is nonzero — AC set; `popfq` puts IF and AC back as they were (AC clear:
+// the kernel never runs with it set). DF is clear (the ABI's default; SFMASK clears it on
+// `syscall`). Each returns 0, or 1 if one of its labelled instructions faulted, through the
+// page-fault handler's [`fixup`].
+//
+// * `tally_uaccess_copy(dst, src, len, smap)` copies `len` bytes, eight at a time then the
+//   rest.
+// * `tally_uaccess_copy_out(dst, src, len, smap)` first probes for writing every page of
+//   `[dst, dst + len)` after the first (a fault on the first page comes with the copy's
+//   first write, before any other), then copies as above.
+// * `tally_uaccess_probe(addr, len, smap, write)` only probes `[addr, addr + len)`, every
+//   page: for writing if `write`, else for reading.
+//
+// A probe touches one byte of each page: for writing `lock or byte [p], 0` (a write that
+// changes nothing), for reading a load. The probe loop (`r9` = address, `r10` = end, `r8d`
+// bit 0 = write, bit 1 = copy afterwards) is shared, entered and left by jumps.
 core::arch::global_asm!(
     ".global tally_uaccess_copy",
+    ".global tally_uaccess_copy_out",
+    ".global tally_uaccess_probe",
     ".global tally_uaccess_copy_words",
     ".global tally_uaccess_copy_bytes",
+    ".global tally_uaccess_probe_write",
+    ".global tally_uaccess_probe_read",
     ".global tally_uaccess_copy_fault",
-    "tally_uaccess_copy:",
+    // Every routine's entry: save RFLAGS, interrupts off, AC set if `smap` (a register) is
+    // nonzero.
+    ".macro uaccess_enter smap",
     "pushfq",
     "cli",
-    "test ecx, ecx",
+    "test \\smap, \\smap",
     "jz 2f",
     "stac",
     "2:",
+    ".endm",
+    // tally_uaccess_copy(rdi = dst, rsi = src, rdx = len, ecx = smap)
+    "tally_uaccess_copy:",
+    "uaccess_enter ecx",
+    "tally_uaccess_copy_body:",
     "mov rcx, rdx",
     "shr rcx, 3",
     "tally_uaccess_copy_words:",
@@ -197,6 +227,7 @@ core::arch::global_asm!(
     "and ecx, 7",
     "tally_uaccess_copy_bytes:",
     "rep movsb",
+    "tally_uaccess_ok:",
     "xor eax, eax",
     "3:",
     "popfq",
@@ -204,13 +235,52 @@ core::arch::global_asm!(
     "tally_uaccess_copy_fault:",
     "mov eax, 1",
     "jmp 3b",
+    // tally_uaccess_copy_out(rdi = dst, rsi = src, rdx = len, ecx = smap)
+    "tally_uaccess_copy_out:",
+    "uaccess_enter ecx",
+    "mov r8d, 3", // probe for writing, then copy
+    "mov r9, rdi",
+    "and r9, -4096",
+    "add r9, 4096",
+    "lea r10, [rdi + rdx]",
+    "jmp tally_uaccess_probe_pages",
+    // tally_uaccess_probe(rdi = addr, rsi = len, edx = smap, ecx = write)
+    "tally_uaccess_probe:",
+    "uaccess_enter edx",
+    "mov r8d, ecx",
+    "and r8d, 1", // probe only
+    "mov r9, rdi",
+    "lea r10, [rdi + rsi]",
+    "tally_uaccess_probe_pages:",
+    "cmp r9, r10",
+    "jae 6f",
+    "test r8d, 1",
+    "jz 5f",
+    "tally_uaccess_probe_write:",
+    "lock or byte ptr [r9], 0",
+    "jmp 4f",
+    "5:",
+    "tally_uaccess_probe_read:",
+    "mov al, byte ptr [r9]",
+    "4:",
+    "and r9, -4096",
+    "add r9, 4096",
+    "jmp tally_uaccess_probe_pages",
+    "6:",
+    "test r8d, 2",
+    "jnz tally_uaccess_copy_body",
+    "jmp tally_uaccess_ok",
 );
 
 unsafe extern "C" {
     fn tally_uaccess_copy(dst: *mut u8, src: *const u8, len: usize, smap: u32) -> u64;
-    // Labels inside it (only their addresses are used).
+    fn tally_uaccess_copy_out(dst: *mut u8, src: *const u8, len: usize, smap: u32) -> u64;
+    fn tally_uaccess_probe(addr: u64, len: u64, smap: u32, write: u32) -> u64;
+    // Labels inside them (only their addresses are used).
     static tally_uaccess_copy_words: u8;
     static tally_uaccess_copy_bytes: u8;
+    static tally_uaccess_probe_write: u8;
+    static tally_uaccess_probe_read: u8;
     static tally_uaccess_copy_fault: u8;
 }
 
@@ -234,9 +304,13 @@ static DIRECT_FAULTS: AtomicU64 = AtomicU64::new(0);
 /// Where a kernel-mode page fault at `rip` on address `addr` resumes, if it is the direct
 /// copy touching user memory (called by the page-fault handler; `None`: a real kernel fault).
 pub fn fixup(rip: u64, addr: u64) -> Option<u64> {
-    let words = &raw const tally_uaccess_copy_words as u64;
-    let bytes = &raw const tally_uaccess_copy_bytes as u64;
-    if (rip != words && rip != bytes) || addr >= USER_END {
+    let labels = [
+        &raw const tally_uaccess_copy_words as u64,
+        &raw const tally_uaccess_copy_bytes as u64,
+        &raw const tally_uaccess_probe_write as u64,
+        &raw const tally_uaccess_probe_read as u64,
+    ];
+    if !labels.contains(&rip) || addr >= USER_END {
         return None;
     }
     DIRECT_FAULTS.fetch_add(1, Ordering::Relaxed);
@@ -248,41 +322,69 @@ pub fn direct_faults() -> u64 {
     DIRECT_FAULTS.load(Ordering::Relaxed)
 }
 
-/// May `[user, user + len)` be copied directly: one page of the user half, with the CPU on a
-/// user address space?
+/// Longest range the direct path takes (four pages): it runs with interrupts off, so a
+/// longer copy goes through the checked path, page by page.
+pub const DIRECT_MAX: u64 = 4 * PAGE_SIZE;
+
+/// May `[user, user + len)` be accessed directly: at most [`DIRECT_MAX`] bytes of the user
+/// half, with the CPU on a user address space?
 #[inline]
-fn direct_ok(user: u64, len: usize) -> bool {
-    let len = len as u64;
-    (user & (PAGE_SIZE - 1)) + len <= PAGE_SIZE && is_user_range(user, len) && address_space::user_space_active()
+fn direct_ok(user: u64, len: u64) -> bool {
+    len <= DIRECT_MAX && is_user_range(user, len) && address_space::user_space_active()
 }
 
-/// [`copy_to_user`] without the checks, for one page of the active user address space (see
-/// the module comment). `false`: nothing was written; use [`copy_to_user`].
+fn smap() -> u32 {
+    SMAP_ON.load(Ordering::Relaxed) as u32
+}
+
+/// [`copy_to_user`] without the checks, for the active user address space (see the module
+/// comment). `false`: nothing was written; use [`copy_to_user`].
 #[inline]
 pub fn copy_to_user_direct(dst: u64, src: &[u8]) -> bool {
-    if !direct_ok(dst, src.len()) {
+    if !direct_ok(dst, src.len() as u64) {
         return false;
     }
-    let smap = SMAP_ON.load(Ordering::Relaxed) as u32;
-    // SAFETY: `src` is readable for its length; `dst..dst+len` is one page of the user half of
-    // the active user address space (`direct_ok`), where every mapped page is this process's
-    // own user memory and nothing of the kernel's: the copy writes only such memory, as the
-    // page's permissions allow (CR0.WP), or faults at an instruction `fixup` knows and
-    // returns 1. Interrupts are off while AC is set.
-    unsafe { tally_uaccess_copy(dst as *mut u8, src.as_ptr(), src.len(), smap) == 0 }
+    // SAFETY: `src` is readable for its length; `dst..dst+len` lies in the user half of the
+    // active user address space (`direct_ok`), where every mapped page is this process's own
+    // user memory and nothing of the kernel's. With interrupts off, every page of it after
+    // the first is probed by a write that changes nothing before anything is copied (the
+    // first page is the first written); a probe or a copy that faults does so at an
+    // instruction `fixup` knows and returns 1, having written nothing. The copy writes
+    // only such memory, as the pages' permissions allow (CR0.WP). AC is set only with
+    // interrupts off.
+    unsafe {
+        if (dst & (PAGE_SIZE - 1)) + src.len() as u64 <= PAGE_SIZE {
+            tally_uaccess_copy(dst as *mut u8, src.as_ptr(), src.len(), smap()) == 0 // one page: no probe
+        } else {
+            tally_uaccess_copy_out(dst as *mut u8, src.as_ptr(), src.len(), smap()) == 0
+        }
+    }
 }
 
-/// [`copy_from_user`] without the checks, for one page of the active user address space.
+/// [`copy_from_user`] without the checks, for the active user address space.
 /// `false`: `dst` may hold part of the bytes; use [`copy_from_user`].
 #[inline]
 pub fn copy_from_user_direct(src: u64, dst: &mut [u8]) -> bool {
-    if !direct_ok(src, dst.len()) {
+    if !direct_ok(src, dst.len() as u64) {
         return false;
     }
-    let smap = SMAP_ON.load(Ordering::Relaxed) as u32;
     // SAFETY: `dst` is writable for its length (exclusively borrowed); the user side is as in
     // `copy_to_user_direct`, and only read.
-    unsafe { tally_uaccess_copy(dst.as_mut_ptr(), src as *const u8, dst.len(), smap) == 0 }
+    unsafe { tally_uaccess_copy(dst.as_mut_ptr(), src as *const u8, dst.len(), smap()) == 0 }
+}
+
+/// [`check`] without the checks: touches every page of `[addr, addr + len)` (for writing:
+/// a write that changes nothing). `true`: every page is there and may be accessed that way
+/// now; `false`: ask [`check`], which may map a demand-zero page or say no.
+#[inline]
+pub fn probe_user_direct(addr: u64, len: u64, write: bool) -> bool {
+    if !direct_ok(addr, len) {
+        return false;
+    }
+    // SAFETY: as in `copy_to_user_direct`: only the user half of the active user address
+    // space is touched, by loads or by `lock or` of zero (no byte changes), each at an
+    // instruction `fixup` knows; interrupts are off while AC is set.
+    unsafe { tally_uaccess_probe(addr, len, smap(), write as u32) == 0 }
 }
 
 /// `words` as the bytes they are in memory: little-endian, as `to_le_bytes` would give, so
