@@ -3,7 +3,7 @@
 //! The numbers live in three places, and every reader combines them the same way:
 //!
 //! ```text
-//!   a live thread        its MsaClock (Hot, by slot) + its TaskCounters (payload)
+//!   a live thread        its MsaClock (Hot, by slot) + its Counters (payload)
 //!   a process            the dead-threads total (tally-task's group.dead)
 //!                          + every live thread, read at ONE instant
 //!                          + its Vm's memory numbers (memacct.rs)
@@ -26,7 +26,8 @@ use alloc::vec::Vec;
 use tally_msa::{MicroState, MsaTimes, NR_MICROSTATES};
 use tally_task::TaskKey;
 
-use super::{with_kernel, HotStore, Kernel, TaskCounters, Totals};
+use super::{with_kernel, HotStore, Kernel, Totals};
+use tally_taskstats::Counters;
 use crate::arch;
 
 /// How many exit records are kept.
@@ -221,7 +222,7 @@ pub struct TaskStat {
     pub rt_priority: u32,
     /// Microstate clocks, TSC ticks.
     pub msa: MsaTimes,
-    pub counters: TaskCounters,
+    pub counters: Counters,
     /// TSC when the task was created.
     pub created: u64,
 }

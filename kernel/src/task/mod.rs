@@ -60,6 +60,7 @@ use spin::Mutex;
 use tally_msa::{MicroState, MsaClock, MsaTimes, NR_MICROSTATES};
 use tally_sched::{BlockReason, PrevAction, RunQueue, SchedConfig, SchedEntity, SleepKind, TaskKey as SchedKey, TaskStore};
 use tally_task::{Accumulate, ExitStatus, TaskKey, TaskTable};
+use tally_taskstats::Counters;
 
 use crate::arch::{self, context::Thread};
 
@@ -84,7 +85,7 @@ pub struct Payload {
     entry: Option<(fn(u64), u64)>,
     /// A user process's memory and where its user mode starts (`None`: a kernel thread).
     user: Option<user::UserContext>,
-    counters: TaskCounters,
+    counters: Counters,
     /// On a process's leader: the status of an `exit_group` (or fatal signal) in progress.
     /// Its other threads have been told to die (`Hot::killed`) and exit with it.
     group_exit: Option<ExitStatus>,
@@ -92,59 +93,7 @@ pub struct Payload {
 
 impl Payload {
     fn kernel(thread: Arc<Thread>, entry: Option<(fn(u64), u64)>) -> Self {
-        Payload { thread, entry, user: None, counters: TaskCounters::default(), group_exit: None }
-    }
-}
-
-/// Event counters kept per task: page faults, the I/O counters of Linux's extended
-/// accounting (`rchar`/`wchar`/`syscr`/`syscw`, CSA's `ac_chr`...), blocks moved, and
-/// context switches (`nvcsw`/`nivcsw`).
-#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
-pub struct TaskCounters {
-    /// Minor page faults: demand-zero pages mapped on first touch.
-    pub minflt: u64,
-    /// Major page faults: faults that waited for a disk (none exist yet: no paging).
-    pub majflt: u64,
-    /// Bytes read by `read` (`rchar`).
-    pub read_char: u64,
-    /// Bytes written by `write` (`wchar`).
-    pub write_char: u64,
-    /// `read` calls (`syscr`).
-    pub read_syscalls: u64,
-    /// `write` calls (`syscw`).
-    pub write_syscalls: u64,
-    /// System calls of every kind (prstat's SCL).
-    pub syscalls: u64,
-    /// 512-byte sectors read / written with `blk_read` / `blk_write` (`ru_inblock`/`oublock`).
-    pub inblock: u64,
-    pub oublock: u64,
-    /// Switches away from this task because it blocked or yielded (voluntary), or because it
-    /// was preempted (involuntary). (Linux counts a yield as involuntary, since the task
-    /// was still runnable; getrusage(2) calls it voluntary, and so does Tally.)
-    pub nvcsw: u64,
-    pub nivcsw: u64,
-    /// Signals received (prstat's SIG): SIGCHLD from ended children, `kill`s, faults.
-    pub signals: u64,
-}
-
-impl TaskCounters {
-    fn add(&mut self, o: &TaskCounters) {
-        let pairs = [
-            (&mut self.minflt, o.minflt),
-            (&mut self.majflt, o.majflt),
-            (&mut self.read_char, o.read_char),
-            (&mut self.write_char, o.write_char),
-            (&mut self.read_syscalls, o.read_syscalls),
-            (&mut self.write_syscalls, o.write_syscalls),
-            (&mut self.inblock, o.inblock),
-            (&mut self.oublock, o.oublock),
-            (&mut self.nvcsw, o.nvcsw),
-            (&mut self.nivcsw, o.nivcsw),
-            (&mut self.signals, o.signals),
-        ];
-        for (a, b) in pairs {
-            *a = a.wrapping_add(b);
-        }
+        Payload { thread, entry, user: None, counters: Counters::default(), group_exit: None }
     }
 }
 
@@ -156,7 +105,7 @@ pub struct Totals {
     pub msa: MsaTimes,
     /// Delay episodes (run-queue waits, disk waits, interrupts) for taskstats.
     pub delays: tally_msa::DelayStats,
-    pub counters: TaskCounters,
+    pub counters: Counters,
     pub mem: memacct::MemUsage,
 }
 

@@ -20,29 +20,14 @@
 use alloc::sync::Arc;
 use tally_msa::{DelayStats, MsaTimes};
 use tally_task::{wcoredump, wifsignaled, ExitStatus, TaskKey};
-use tally_taskstats::{Counters, Memory, TaskAccounting};
+use tally_taskstats::{Memory, TaskAccounting};
 use tally_uapi::errno::ESRCH;
 use tally_uapi::taskstats::{ACORE, AXSIG};
 
 use super::memacct::MemUsage;
 use super::vm::Vm;
-use super::{with_kernel, HotStore, Kernel, TaskCounters, Totals};
+use super::{with_kernel, HotStore, Kernel, Totals};
 use crate::arch;
-
-fn counters(c: &TaskCounters) -> Counters {
-    Counters {
-        minflt: c.minflt,
-        majflt: c.majflt,
-        read_char: c.read_char,
-        write_char: c.write_char,
-        read_syscalls: c.read_syscalls,
-        write_syscalls: c.write_syscalls,
-        nvcsw: c.nvcsw,
-        nivcsw: c.nivcsw,
-        inblock: c.inblock,
-        oublock: c.oublock,
-    }
-}
 
 fn memory(m: &MemUsage) -> Memory {
     Memory {
@@ -143,7 +128,7 @@ pub fn of_pid_into(pid: i32, a: &mut TaskAccounting) -> Result<(), i32> {
         let key = k.tasks.lookup(pid).map_err(|_| ESRCH)?;
         k.identity(key, now, a)?;
         k.clocks_into(key, now, a);
-        a.counters = counters(&k.tasks.get(key)?.payload().counters);
+        a.counters = k.tasks.get(key)?.payload().counters;
         let cpu = on_cpu(&k.process_msa_total(key, now));
         Ok::<_, i32>((k.vm_of(key), cpu))
     })?;
@@ -176,7 +161,7 @@ pub fn of_tgid(tgid: i32) -> Result<TaskAccounting, i32> {
             a.delays.add(&delays);
             c.add(&k.tasks.get(t)?.payload().counters);
         }
-        a.counters = counters(&c);
+        a.counters = c;
         a.memory = memory(&dead.mem); // a dead process's numbers (a live one's come from its Vm)
         Ok::<_, i32>((a, k.vm_of(leader), on_cpu(&dead.msa)))
     })?;
@@ -196,7 +181,7 @@ fn at_exit(k: &mut Kernel, key: TaskKey, now: u64, status: ExitStatus, totals: &
     a.flags |= status_flags(Some(status));
     a.msa_ticks = totals.msa;
     a.delays = totals.delays;
-    a.counters = counters(&totals.counters);
+    a.counters = totals.counters;
     a.memory = memory(&totals.mem);
     Some(a)
 }

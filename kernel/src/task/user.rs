@@ -46,7 +46,8 @@ use tally_uapi::errno::{EINVAL, ENOMEM};
 
 use super::lifecycle::{start_task, thread_entry, SchedParams};
 use super::vm::{FaultOutcome, Vm, USER_END};
-use super::{with_kernel, HotStore, Payload, TaskCounters, Totals};
+use super::{with_kernel, HotStore, Payload, Totals};
+use tally_taskstats::Counters;
 use tally_sched::TaskStore;
 use crate::arch::{self, context::Thread};
 use crate::file::FileTable;
@@ -218,7 +219,7 @@ pub fn current_vm() -> Option<Arc<Vm>> {
     })
 }
 
-fn with_counters(f: impl FnOnce(&mut TaskCounters)) {
+fn with_counters(f: impl FnOnce(&mut Counters)) {
     with_kernel(|k| {
         let cur = k.current();
         if let Ok(t) = k.tasks.get_mut(cur) {
@@ -286,7 +287,7 @@ pub struct Ids {
     /// The command name (NUL-padded).
     pub comm: [u8; 16],
     /// The counters so far.
-    pub counters: TaskCounters,
+    pub counters: Counters,
 }
 
 /// One field of the running task, read under the kernel lock without copying the rest:
@@ -325,7 +326,7 @@ pub fn current_ids() -> Ids {
         let ppid = k.tasks.ppid(cur).unwrap_or(0);
         match k.tasks.get(cur) {
             Ok(t) => Ids { tid: t.pid(), pid: t.tgid(), ppid, uid: t.uid(), comm: *t.comm(), counters: t.payload().counters },
-            Err(_) => Ids { tid: 0, pid: 0, ppid: 0, uid: 0, comm: [0; 16], counters: TaskCounters::default() },
+            Err(_) => Ids { tid: 0, pid: 0, ppid: 0, uid: 0, comm: [0; 16], counters: Counters::default() },
         }
     })
 }

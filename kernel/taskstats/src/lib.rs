@@ -63,21 +63,60 @@ use tally_uapi::taskstats::{AGROUP, TS_COMM_LEN};
 /// Length of the kernel's command names (Linux `TASK_COMM_LEN`).
 pub const TASK_COMM_LEN: usize = 16;
 
-/// Per-task event counters, as the kernel keeps them.
+/// Per-task event counters: the kernel's only definition, kept in each task and summed into
+/// dead-thread and children totals. Taskstats reads the I/O, fault and switch counters,
+/// wait4's rusage the faults, blocks and switches, prstat (`proc_stat`) the faults,
+/// switches, system calls and signals.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
+    /// Minor page faults: demand-zero pages mapped on first touch.
     pub minflt: u64,
+    /// Major page faults: faults that waited for a disk (none exist yet: no paging).
     pub majflt: u64,
-    /// Bytes passed to `read` / `write`, and the number of those calls.
+    /// Bytes passed to `read` / `write` (`rchar`/`wchar`), and the number of those calls
+    /// (`syscr`/`syscw`).
     pub read_char: u64,
     pub write_char: u64,
     pub read_syscalls: u64,
     pub write_syscalls: u64,
-    pub nvcsw: u64,
-    pub nivcsw: u64,
-    /// 512-byte sectors read / written from the disk.
+    /// System calls of every kind: read only by prstat's SCL (not in taskstats or rusage).
+    pub syscalls: u64,
+    /// 512-byte sectors read / written with `blk_read` / `blk_write` (`ru_inblock`/`oublock`).
     pub inblock: u64,
     pub oublock: u64,
+    /// Switches away from this task because it blocked or yielded (voluntary), or because it
+    /// was preempted (involuntary). (Linux counts a yield as involuntary, since the task
+    /// was still runnable; getrusage(2) calls it voluntary, and so does Tally.)
+    pub nvcsw: u64,
+    pub nivcsw: u64,
+    /// Signals received (SIGCHLD from ended children, `kill`s, faults): read only by
+    /// prstat's SIG (rusage's `ru_nsignals` stays 0, as on Linux).
+    pub signals: u64,
+}
+
+impl Counters {
+    /// Folds another task's counters into these (a process's threads, a reaped child),
+    /// wrapping like every accounting sum. The pattern names every field, so a counter
+    /// added later cannot be left out of the sums unnoticed (an unused binding warns).
+    pub fn add(&mut self, o: &Counters) {
+        let Counters { minflt, majflt, read_char, write_char, read_syscalls, write_syscalls, syscalls, inblock, oublock, nvcsw, nivcsw, signals } = self;
+        for (a, b) in [
+            (minflt, o.minflt),
+            (majflt, o.majflt),
+            (read_char, o.read_char),
+            (write_char, o.write_char),
+            (read_syscalls, o.read_syscalls),
+            (write_syscalls, o.write_syscalls),
+            (syscalls, o.syscalls),
+            (inblock, o.inblock),
+            (oublock, o.oublock),
+            (nvcsw, o.nvcsw),
+            (nivcsw, o.nivcsw),
+            (signals, o.signals),
+        ] {
+            *a = a.wrapping_add(b);
+        }
+    }
 }
 
 /// A process's memory numbers (the `MemUsage` the kernel computes).
@@ -492,6 +531,52 @@ mod tests {
         );
     }
 
+    /// Every field of `c`, in declaration order (the pattern fails to compile if one is missing).
+    fn fields(c: &Counters) -> [u64; 12] {
+        let Counters { minflt, majflt, read_char, write_char, read_syscalls, write_syscalls, syscalls, inblock, oublock, nvcsw, nivcsw, signals } = *c;
+        [minflt, majflt, read_char, write_char, read_syscalls, write_syscalls, syscalls, inblock, oublock, nvcsw, nivcsw, signals]
+    }
+
+    fn counters(v: [u64; 12]) -> Counters {
+        let [minflt, majflt, read_char, write_char, read_syscalls, write_syscalls, syscalls, inblock, oublock, nvcsw, nivcsw, signals] = v;
+        Counters { minflt, majflt, read_char, write_char, read_syscalls, write_syscalls, syscalls, inblock, oublock, nvcsw, nivcsw, signals }
+    }
+
+    fn sum(a: &Counters, b: &Counters) -> Counters {
+        let mut s = *a;
+        s.add(b);
+        s
+    }
+
+    #[test]
+    fn add_folds_every_counter() {
+        // Distinct values per field, so a field added to the wrong one shows.
+        let a = counters(core::array::from_fn(|i| 1 << i));
+        let b = counters(core::array::from_fn(|i| 1 << (i + 20)));
+        let s = sum(&a, &b);
+        assert_eq!(fields(&s), core::array::from_fn(|i| (1 << i) | (1 << (i + 20))));
+        // The two prstat reads, which taskstats leaves out, are folded too.
+        assert_eq!((s.syscalls, s.signals), (1 << 6 | 1 << 26, 1 << 11 | 1 << 31));
+        let mut w = counters([u64::MAX; 12]);
+        w.add(&counters([2; 12]));
+        assert_eq!(fields(&w), [1; 12], "wraps like the clocks");
+    }
+
+    proptest! {
+        #[test]
+        fn add_is_a_fieldwise_wrapping_sum(a in any::<[u64; 12]>(), b in any::<[u64; 12]>(), c in any::<[u64; 12]>()) {
+            let (a, b, c) = (counters(a), counters(b), counters(c));
+            let s = sum(&a, &b);
+            for ((x, y), z) in fields(&a).into_iter().zip(fields(&b)).zip(fields(&s)) {
+                prop_assert_eq!(z, x.wrapping_add(y));
+            }
+            // So threads and children may be folded in any order.
+            prop_assert_eq!(s, sum(&b, &a));
+            prop_assert_eq!(sum(&s, &c), sum(&a, &sum(&b, &c)));
+            prop_assert_eq!(sum(&a, &Counters::default()), a, "zero is the identity");
+        }
+    }
+
     #[test]
     fn io_counters() {
         let counters = Counters {
@@ -505,6 +590,8 @@ mod tests {
             nvcsw: 4,
             nivcsw: 5,
             majflt: 0,
+            syscalls: 7,
+            signals: 6,
         };
         let t = fill(
             &TaskAccounting {
