@@ -154,7 +154,7 @@ pub struct Socket {
 impl Socket {
     /// `socket(domain, type, protocol)` for the calling process.
     pub fn open(domain: u32, ty: u32, protocol: u32, nonblock: bool) -> Result<Socket, i32> {
-        let owner = task::current_ids().pid as u32;
+        let owner = task::current_pid() as u32;
         let id = with_bus(|s| s.bus.open(domain, ty, protocol, owner))?;
         Ok(Socket { id, nonblock })
     }

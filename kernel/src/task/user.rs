@@ -275,19 +275,15 @@ pub fn user_page_fault(addr: u64, write: bool, exec: bool) -> bool {
 }
 
 /// Who the running task is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ids {
     /// Thread id (Linux's `gettid`; the kernel's pid of this task).
     pub tid: i32,
     /// Process id (`getpid`: the thread group id).
     pub pid: i32,
-    /// Parent's process id (0 if none).
-    pub ppid: i32,
     pub uid: u32,
     /// The command name (NUL-padded).
     pub comm: [u8; 16],
-    /// The counters so far.
-    pub counters: Counters,
 }
 
 /// One field of the running task, read under the kernel lock without copying the rest:
@@ -320,13 +316,7 @@ pub fn current_uid() -> u32 {
     current_field(|t| t.uid())
 }
 
+/// The running task's ids and name, read at one time (all zero if it is gone).
 pub fn current_ids() -> Ids {
-    with_kernel(|k| {
-        let cur = k.current();
-        let ppid = k.tasks.ppid(cur).unwrap_or(0);
-        match k.tasks.get(cur) {
-            Ok(t) => Ids { tid: t.pid(), pid: t.tgid(), ppid, uid: t.uid(), comm: *t.comm(), counters: t.payload().counters },
-            Err(_) => Ids { tid: 0, pid: 0, ppid: 0, uid: 0, comm: [0; 16], counters: Counters::default() },
-        }
-    })
+    current_field(|t| Ids { tid: t.pid(), pid: t.tgid(), uid: t.uid(), comm: *t.comm() })
 }
