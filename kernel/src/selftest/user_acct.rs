@@ -42,15 +42,15 @@ pub fn kstat() -> Result<(), &'static str> {
 
 fn mem_line(what: &str, r: &WaitResult) {
     let m = &r.totals.mem;
-    let hz = crate::time::clock().hz();
+    let clock = crate::time::clock();
     println!(
         "{what}: pid {} minflt {}, hiwater RSS {} KiB, hiwater VM {} KiB, coremem {} MB-us, virtmem {} MB-us, CPU {} us",
         r.pid,
         r.totals.counters.minflt,
         m.hiwater_rss_kb(),
         m.hiwater_vm_kb(),
-        m.coremem_mb_us(hz),
-        m.virtmem_mb_us(hz),
+        m.coremem_mb_us(&clock),
+        m.virtmem_mb_us(&clock),
         us(t(&r.totals.msa, MicroState::OncpuUsr) + t(&r.totals.msa, MicroState::OncpuSys) + t(&r.totals.msa, MicroState::OncpuTrap))
     );
 }

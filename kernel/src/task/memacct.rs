@@ -40,6 +40,9 @@
 //! older than the last one seen (a thread preempted between reading the clock and making
 //! its change) adds nothing and moves nothing back, so no interval is counted twice.
 
+use tally_taskstats::page_ticks_to_mb_us;
+use tally_time::TscClock;
+
 /// The memory accounting of one process (kept inside its `Vm`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemAcct {
@@ -84,24 +87,15 @@ impl MemUsage {
         self.hiwater_vm_pages * 4
     }
 
-    /// `coremem`: the RSS integral in MB·µs (1 page = 1/256 MB), with a TSC of `hz`.
-    pub fn coremem_mb_us(&self, hz: u64) -> u64 {
-        page_ticks_to_mb_us(self.rss_page_ticks, hz)
+    /// `coremem`: the RSS integral in MB·µs (1 page = 1/256 MB), as taskstats reports it.
+    pub fn coremem_mb_us(&self, clock: &TscClock) -> u64 {
+        page_ticks_to_mb_us(self.rss_page_ticks, clock)
     }
 
     /// `virtmem`: the VM integral in MB·µs.
-    pub fn virtmem_mb_us(&self, hz: u64) -> u64 {
-        page_ticks_to_mb_us(self.vm_page_ticks, hz)
+    pub fn virtmem_mb_us(&self, clock: &TscClock) -> u64 {
+        page_ticks_to_mb_us(self.vm_page_ticks, clock)
     }
-}
-
-/// page·ticks → MB·µs: × 10⁶ / hz gives page·µs, / 256 gives MB·µs (4 KiB pages).
-pub fn page_ticks_to_mb_us(page_ticks: u128, hz: u64) -> u64 {
-    if hz == 0 {
-        return 0;
-    }
-    let mb_us = page_ticks.saturating_mul(1_000_000) / (hz as u128) / 256;
-    u64::try_from(mb_us).unwrap_or(u64::MAX)
 }
 
 impl MemAcct {
