@@ -189,8 +189,15 @@ impl RunQueue {
         let at = self.irq.task_off_cpu(now, clock, prev_state);
 
         let (se, clock) = store.task(next);
-        self.settle_flip(se, clock);
-        se.expired_since_flip = None;
-        self.irq.task_on_cpu(at, clock, se.running_state);
+        if self.flip_pending(se) {
+            // `settle_flip`, then the CPU, written out in this branch so that the compiler
+            // knows the state in between (ONACTIVEQUEUE) and skips its delay-class lookup.
+            se.expired_since_flip = None;
+            clock.switch(self.flip_time, MicroState::OnActiveQueue);
+            self.irq.task_on_cpu(at, clock, se.running_state);
+        } else {
+            se.expired_since_flip = None;
+            self.irq.task_on_cpu(at, clock, se.running_state);
+        }
     }
 }
