@@ -138,8 +138,8 @@ impl RunQueue {
     /// system-call entry, `ONCPU_TRAP` in an exception handler). If `key` is the current task
     /// its clock switches at `now` — or, inside an interrupt, when the interrupt ends.
     ///
-    /// Inlined: the system-call paths pass a constant `state`, so the clock's delay-class
-    /// test folds to "is the task leaving a delay state?".
+    /// Inlined into the system-call paths: no call, and their constant `state` needs no
+    /// delay-class lookup.
     #[inline]
     pub fn set_running_state<S: TaskStore + ?Sized>(
         &mut self,
