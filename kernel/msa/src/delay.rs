@@ -125,7 +125,9 @@ impl DelayEpisodes {
             self.max = len;
             self.max_seen = end;
         }
-        if len != 0 && (self.min == 0 || len < self.min) {
+        // `len != 0 && (min == 0 || len < min)` in one unsigned comparison: minus one, a
+        // zero length becomes the largest value (never a minimum) and so does "no minimum yet".
+        if len.wrapping_sub(1) < self.min.wrapping_sub(1) {
             self.min = len;
         }
     }
@@ -272,6 +274,14 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn close_keeps_the_shortest_nonzero_episode(min in prop_oneof![Just(0u64), 1u64..8, any::<u64>()], len in prop_oneof![Just(0u64), 1u64..8, any::<u64>()]) {
+            let mut e = DelayEpisodes { min, ..DelayEpisodes::ZERO };
+            e.close(len, 1);
+            let want = if len != 0 && (min == 0 || len < min) { len } else { min };
+            prop_assert_eq!(e.min, want);
+        }
+
         #[test]
         fn add_is_commutative_and_associative(a in stats(), b in stats(), c in stats()) {
             prop_assert_eq!(sum(&a, &b), sum(&b, &a));

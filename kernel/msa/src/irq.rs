@@ -109,6 +109,13 @@ pub struct IrqAccounting {
     lines: [IrqLineStats; NR_IRQ_LINES + 1],
 }
 
+/// The one instant of a context switch, already raised to the latest time seen: made by
+/// [`IrqAccounting::task_off_cpu`], taken by [`IrqAccounting::task_on_cpu`], so the two
+/// halves cannot use different times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub struct SwitchInstant(u64);
+
 impl Default for IrqAccounting {
     fn default() -> Self {
         Self::new()
@@ -232,22 +239,25 @@ impl IrqAccounting {
 
     /// Context switch, outgoing half: the task whose clock is `prev` leaves the CPU at `now`
     /// and goes to `new_state` (a queue, a sleep, `ZOMBIE`). Inside an interrupt this ends
-    /// its `INTERRUPTED` time. Always call together with [`IrqAccounting::task_on_cpu`] and
-    /// the same `now`.
-    pub fn task_off_cpu(&mut self, now: u64, prev: &mut MsaClock, new_state: MicroState) {
+    /// its `INTERRUPTED` time. Returns the instant of the switch (`now`, raised to the latest
+    /// time seen) for [`IrqAccounting::task_on_cpu`]: both halves use it, and it is raised
+    /// only once.
+    #[inline]
+    pub fn task_off_cpu(&mut self, now: u64, prev: &mut MsaClock, new_state: MicroState) -> SwitchInstant {
         #[cfg(feature = "accounting")]
         let now = self.monotonic(now);
         prev.switch(now, new_state);
+        SwitchInstant(now)
     }
 
-    /// Context switch, incoming half: the task whose clock is `next` gets the CPU at `now`;
-    /// `running_state` is what it runs in (`ONCPU_SYS` for a kernel thread). Outside an
-    /// interrupt it simply starts running. Inside one it *inherits the interrupt*: it is
-    /// `INTERRUPTED` from `now` until the outermost `irq_exit`, which then gives it
-    /// `running_state`.
-    pub fn task_on_cpu(&mut self, now: u64, next: &mut MsaClock, running_state: MicroState) {
-        #[cfg(feature = "accounting")]
-        let now = self.monotonic(now);
+    /// Context switch, incoming half: the task whose clock is `next` gets the CPU at `at`
+    /// (what [`IrqAccounting::task_off_cpu`] returned); `running_state` is what it runs in
+    /// (`ONCPU_SYS` for a kernel thread). Outside an interrupt it simply starts running.
+    /// Inside one it *inherits the interrupt*: it is `INTERRUPTED` from `at` until the
+    /// outermost `irq_exit`, which then gives it `running_state`.
+    #[inline]
+    pub fn task_on_cpu(&mut self, at: SwitchInstant, next: &mut MsaClock, running_state: MicroState) {
+        let now = at.0;
         if self.depth == 0 {
             next.switch(now, running_state);
             return;
@@ -268,14 +278,15 @@ impl IrqAccounting {
         next: &mut MsaClock,
         next_running_state: MicroState,
     ) {
-        self.task_off_cpu(now, prev, prev_state);
-        self.task_on_cpu(now, next, next_running_state);
+        let at = self.task_off_cpu(now, prev, prev_state);
+        self.task_on_cpu(at, next, next_running_state);
     }
 
     /// The current task changes the state it runs in (say, it returns to user mode) while an
     /// interrupt is in progress: remember it for the outermost exit. Outside an interrupt
     /// this does nothing (the caller switches the clock directly).
     #[allow(unused_variables)]
+    #[inline]
     pub fn set_resume_state(&mut self, running_state: MicroState) {
         #[cfg(feature = "accounting")]
         if self.depth > 0 {

@@ -58,7 +58,7 @@ mod line_stats;
 
 pub use clock::{MsaClock, MsaTimes};
 pub use delay::{DelayClass, DelayEpisodes, DelayStats, NR_DELAY_CLASSES};
-pub use irq::{IrqAccounting, MAX_IRQ_NESTING, NR_IRQ_LINES};
+pub use irq::{IrqAccounting, SwitchInstant, MAX_IRQ_NESTING, NR_IRQ_LINES};
 pub use line_stats::{EventTimer, IntrCounts, IntrKind, IrqLineStats, NR_INTR_KINDS};
 pub use tally_uapi::msa::{MicroState, NR_MICROSTATES};
 

@@ -35,18 +35,19 @@
 //! has the CPU, since it is always ready to run.
 
 use crate::runqueue::RunQueue;
-use crate::task::{BlockReason, TaskKey, TaskStore};
-use tally_msa::{MicroState, MsaTimes};
+use crate::task::{BlockReason, SchedEntity, TaskKey, TaskStore};
+use tally_msa::{MicroState, MsaClock, MsaTimes};
 
 impl RunQueue {
     /// If a flip happened while `key` waited on the expired array, write it into the clock
     /// now: `ONEXPIREDQUEUE` until the flip, `ONACTIVEQUEUE` after.
-    pub(crate) fn settle_flip<S: TaskStore + ?Sized>(&self, store: &mut S, key: TaskKey) {
-        let se = store.entity(key);
+    /// (Takes the task's two parts, from one [`TaskStore::task`] lookup.)
+    #[inline]
+    fn settle_flip(&self, se: &mut SchedEntity, clock: &mut MsaClock) {
         if let Some(generation) = se.expired_since_flip {
             if generation != self.flip_gen {
                 se.expired_since_flip = None;
-                store.clock(key).switch(self.flip_time, MicroState::OnActiveQueue);
+                clock.switch(self.flip_time, MicroState::OnActiveQueue);
             }
         }
     }
@@ -54,11 +55,11 @@ impl RunQueue {
     /// A task that is not on the CPU is now waiting on its array: charge it from `now` as
     /// `ONACTIVEQUEUE` or `ONEXPIREDQUEUE` (the idle task counts as active).
     pub(crate) fn account_waiting<S: TaskStore + ?Sized>(&self, store: &mut S, key: TaskKey, now: u64) {
-        self.settle_flip(store, key);
-        let state = self.waiting_state(store, key);
-        store.entity(key).expired_since_flip =
-            if state == MicroState::OnExpiredQueue { Some(self.flip_gen) } else { None };
-        store.clock(key).switch(now, state);
+        let (se, clock) = store.task(key);
+        self.settle_flip(se, clock);
+        let state = self.waiting_state(se);
+        se.expired_since_flip = if state == MicroState::OnExpiredQueue { Some(self.flip_gen) } else { None };
+        clock.switch(now, state);
     }
 
     /// A task that is not on the CPU left the runqueue at `now` for `reason`.
@@ -69,30 +70,32 @@ impl RunQueue {
         now: u64,
         reason: BlockReason,
     ) {
-        self.settle_flip(store, key);
-        store.entity(key).expired_since_flip = None;
-        store.clock(key).switch(now, reason.microstate());
+        let (se, clock) = store.task(key);
+        self.settle_flip(se, clock);
+        se.expired_since_flip = None;
+        clock.switch(now, reason.microstate());
     }
 
     /// The queue state of a waiting task, from the array it is on.
-    fn waiting_state<S: TaskStore + ?Sized>(&self, store: &mut S, key: TaskKey) -> MicroState {
-        match store.entity(key).link.array {
+    fn waiting_state(&self, se: &SchedEntity) -> MicroState {
+        match se.link.array {
             Some(id) if id == self.expired_id() => MicroState::OnExpiredQueue,
             _ => MicroState::OnActiveQueue,
         }
     }
 
     /// Does `key`'s clock still owe a flip (see the module documentation)?
-    fn flip_pending<S: TaskStore + ?Sized>(&self, store: &mut S, key: TaskKey) -> bool {
-        matches!(store.entity(key).expired_since_flip, Some(g) if g != self.flip_gen)
+    fn flip_pending(&self, se: &SchedEntity) -> bool {
+        matches!(se.expired_since_flip, Some(g) if g != self.flip_gen)
     }
 
     /// The microstate `key` is in, with any pending flip applied. Does not modify the task.
     pub fn microstate<S: TaskStore + ?Sized>(&self, store: &mut S, key: TaskKey) -> MicroState {
-        if self.flip_pending(store, key) {
+        let (se, clock) = store.task(key);
+        if self.flip_pending(se) {
             MicroState::OnActiveQueue
         } else {
-            store.clock(key).state()
+            clock.state()
         }
     }
 
@@ -100,10 +103,11 @@ impl RunQueue {
     /// the `msa()` system call and `/proc`-style readers should report. Does not modify the
     /// task.
     pub fn msa_snapshot<S: TaskStore + ?Sized>(&self, store: &mut S, key: TaskKey, now: u64) -> MsaTimes {
-        if self.flip_pending(store, key) {
-            store.clock(key).snapshot_as_if_switched(self.flip_time, MicroState::OnActiveQueue, now)
+        let (se, clock) = store.task(key);
+        if self.flip_pending(se) {
+            clock.snapshot_as_if_switched(self.flip_time, MicroState::OnActiveQueue, now)
         } else {
-            store.clock(key).snapshot(now)
+            clock.snapshot(now)
         }
     }
 
@@ -111,10 +115,11 @@ impl RunQueue {
     /// snapshot when no flip is pending: how `MSA_SELF` sums a process's live threads.
     #[inline]
     pub fn msa_add_to<S: TaskStore + ?Sized>(&self, store: &mut S, key: TaskKey, now: u64, sum: &mut MsaTimes) {
-        if self.flip_pending(store, key) {
-            self.msa_add_flipped(store, key, now, sum);
+        let (se, clock) = store.task(key);
+        if self.flip_pending(se) {
+            self.msa_add_flipped(clock, now, sum);
         } else {
-            store.clock(key).add_to(now, sum);
+            clock.add_to(now, sum);
         }
     }
 
@@ -122,8 +127,8 @@ impl RunQueue {
     /// array across an array swap and has not been touched since).
     #[cold]
     #[inline(never)]
-    fn msa_add_flipped<S: TaskStore + ?Sized>(&self, store: &mut S, key: TaskKey, now: u64, sum: &mut MsaTimes) {
-        let clocks = store.clock(key).snapshot_as_if_switched(self.flip_time, MicroState::OnActiveQueue, now);
+    fn msa_add_flipped(&self, clock: &MsaClock, now: u64, sum: &mut MsaTimes) {
+        let clocks = clock.snapshot_as_if_switched(self.flip_time, MicroState::OnActiveQueue, now);
         for (total, t) in sum.iter_mut().zip(clocks) {
             *total = total.wrapping_add(t);
         }
@@ -132,6 +137,10 @@ impl RunQueue {
     /// Set the on-CPU state `key` runs in (`ONCPU_USR` on return to user mode, `ONCPU_SYS` on
     /// system-call entry, `ONCPU_TRAP` in an exception handler). If `key` is the current task
     /// its clock switches at `now` — or, inside an interrupt, when the interrupt ends.
+    ///
+    /// Inlined into the system-call paths: no call, and their constant `state` needs no
+    /// delay-class lookup.
+    #[inline]
     pub fn set_running_state<S: TaskStore + ?Sized>(
         &mut self,
         store: &mut S,
@@ -139,12 +148,13 @@ impl RunQueue {
         state: MicroState,
         now: u64,
     ) {
-        store.entity(key).running_state = state;
+        let (se, clock) = store.task(key);
+        se.running_state = state;
         if key == self.curr {
             if self.irq.in_irq() {
                 self.irq.set_resume_state(state);
             } else {
-                store.clock(key).switch(now, state);
+                clock.switch(now, state);
             }
         }
     }
@@ -164,7 +174,8 @@ impl RunQueue {
     }
 
     /// The clock side of a context switch, at one `now`: `prev` leaves the CPU for
-    /// `prev_state`, `next` takes it (inheriting `INTERRUPTED` inside an interrupt).
+    /// `prev_state`, `next` takes it (inheriting `INTERRUPTED` inside an interrupt). One
+    /// store lookup per task, and `now` raised to the latest time once for both halves.
     pub(crate) fn account_switch<S: TaskStore + ?Sized>(
         &mut self,
         store: &mut S,
@@ -173,14 +184,20 @@ impl RunQueue {
         next: TaskKey,
         now: u64,
     ) {
-        store.entity(prev).expired_since_flip =
-            if prev_state == MicroState::OnExpiredQueue { Some(self.flip_gen) } else { None };
-        self.irq.task_off_cpu(now, store.clock(prev), prev_state);
+        let (se, clock) = store.task(prev);
+        se.expired_since_flip = if prev_state == MicroState::OnExpiredQueue { Some(self.flip_gen) } else { None };
+        let at = self.irq.task_off_cpu(now, clock, prev_state);
 
-        self.settle_flip(store, next);
-        let se = store.entity(next);
-        se.expired_since_flip = None;
-        let running = se.running_state;
-        self.irq.task_on_cpu(now, store.clock(next), running);
+        let (se, clock) = store.task(next);
+        if self.flip_pending(se) {
+            // `settle_flip`, then the CPU, written out in this branch so that the compiler
+            // knows the state in between (ONACTIVEQUEUE) and skips its delay-class lookup.
+            se.expired_since_flip = None;
+            clock.switch(self.flip_time, MicroState::OnActiveQueue);
+            self.irq.task_on_cpu(at, clock, se.running_state);
+        } else {
+            se.expired_since_flip = None;
+            self.irq.task_on_cpu(at, clock, se.running_state);
+        }
     }
 }

@@ -20,14 +20,23 @@ pub struct TaskKey(pub u32);
 
 /// Lends the scheduler the per-task state it needs, by key.
 ///
-/// Both methods are called with keys the scheduler was given (by `wake_up_new_task`, the
-/// idle task at construction, or as arguments), never made up; they may panic for a key
-/// that names no task, as slice indexing does.
+/// Called with keys the scheduler was given (by `wake_up_new_task`, the idle task at
+/// construction, or as arguments), never made up; it may panic for a key that names no
+/// task, as slice indexing does.
 pub trait TaskStore {
+    /// The task's scheduling fields and its microstate clocks, from one lookup: the
+    /// accounting hooks need both, and each lookup is a bounds check and a branch.
+    fn task(&mut self, key: TaskKey) -> (&mut SchedEntity, &mut MsaClock);
     /// The task's scheduling fields.
-    fn entity(&mut self, key: TaskKey) -> &mut SchedEntity;
+    #[inline]
+    fn entity(&mut self, key: TaskKey) -> &mut SchedEntity {
+        self.task(key).0
+    }
     /// The task's microstate clocks.
-    fn clock(&mut self, key: TaskKey) -> &mut MsaClock;
+    #[inline]
+    fn clock(&mut self, key: TaskKey) -> &mut MsaClock {
+        self.task(key).1
+    }
 }
 
 /// Kinds of sleep a task can block in; each is its own microstate.

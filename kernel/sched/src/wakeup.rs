@@ -28,7 +28,7 @@ impl RunQueue {
         }
         let config = self.config;
         let in_irq = self.irq.in_irq();
-        let se = store.entity(key);
+        let (se, clock) = store.task(key);
         let reason = match se.state {
             TaskState::Blocked(r) if r != BlockReason::Exit => r,
             _ => return false,
@@ -48,8 +48,8 @@ impl RunQueue {
             }
             se.timestamp = now;
         }
+        clock.switch(now, MicroState::OnActiveQueue);
         self.activate(store, key);
-        store.clock(key).switch(now, MicroState::OnActiveQueue);
         self.preempt_check(store, key);
         true
     }
@@ -60,7 +60,7 @@ impl RunQueue {
     /// not new.
     pub fn wake_up_new_task<S: TaskStore + ?Sized>(&mut self, store: &mut S, key: TaskKey, now: u64) -> bool {
         let config = self.config;
-        let se = store.entity(key);
+        let (se, clock) = store.task(key);
         if se.state != TaskState::New || key == self.idle {
             return false;
         }
@@ -68,8 +68,8 @@ impl RunQueue {
         se.time_slice = static_prio_timeslice(&config, se.static_prio);
         se.timestamp = now;
         se.sleep_type = SleepType::Normal;
+        clock.switch(now, MicroState::OnActiveQueue);
         self.activate(store, key);
-        store.clock(key).switch(now, MicroState::OnActiveQueue);
         self.preempt_check(store, key);
         true
     }

@@ -133,11 +133,9 @@ pub struct Hot {
 struct HotStore<'a>(&'a mut Vec<Option<Hot>>);
 
 impl TaskStore for HotStore<'_> {
-    fn entity(&mut self, key: SchedKey) -> &mut SchedEntity {
-        &mut self.0[key.0 as usize].as_mut().expect("scheduler named a freed task").se
-    }
-    fn clock(&mut self, key: SchedKey) -> &mut MsaClock {
-        &mut self.0[key.0 as usize].as_mut().expect("scheduler named a freed task").clock
+    fn task(&mut self, key: SchedKey) -> (&mut SchedEntity, &mut MsaClock) {
+        let hot = self.0[key.0 as usize].as_mut().expect("scheduler named a freed task");
+        (&mut hot.se, &mut hot.clock)
     }
 }
 

@@ -27,11 +27,9 @@ pub struct Store {
 }
 
 impl TaskStore for Store {
-    fn entity(&mut self, key: TaskKey) -> &mut SchedEntity {
-        &mut self.tasks[key.0 as usize].se
-    }
-    fn clock(&mut self, key: TaskKey) -> &mut MsaClock {
-        &mut self.tasks[key.0 as usize].clock
+    fn task(&mut self, key: TaskKey) -> (&mut SchedEntity, &mut MsaClock) {
+        let t = &mut self.tasks[key.0 as usize];
+        (&mut t.se, &mut t.clock)
     }
 }
 
