@@ -8,6 +8,8 @@
 //!   `--capture FILE` (default `target/tally/ttyS1.bin`), named at the end of the run.
 //! * `test [FILTER]`: host unit tests of every host-testable crate, then every scenario in
 //!   `tests/` in its own QEMU; a line per test and a final `N passed, N failed`.
+//! * `profile WHAT`: instructions per function of one operation of a ring-3 benchmark
+//!   (`ubench WHAT`), from a QEMU instruction log of its loop (see `profile.rs`).
 //! * `decode FILE`: print a capture of bus datagrams (`getdelays -w /dev/ttyS1`) as text.
 //!
 //! QEMU's `isa-debug-exit` device turns the kernel's exit value `v` into the status
@@ -18,6 +20,7 @@ mod bench;
 mod build;
 mod decode;
 mod hosttest;
+mod profile;
 mod qemu;
 mod scenario;
 mod test;
@@ -101,6 +104,18 @@ enum Command {
         #[arg(long)]
         json: Option<std::path::PathBuf>,
     },
+    /// Instructions per function of one operation of a ring-3 micro-benchmark (`ubench WHAT`),
+    /// from a QEMU instruction log of its loop on the release kernel.
+    Profile {
+        /// The benchmark: getpid, msa or tsget.
+        what: String,
+        /// Profile the kernel built without microstate accounting.
+        #[arg(long)]
+        no_accounting: bool,
+        /// Operations in the logged loop.
+        #[arg(long, default_value_t = 40)]
+        iters: u64,
+    },
     /// Print a capture of bus datagrams (e.g. `getdelays -w /dev/ttyS1`) as text.
     Decode {
         /// The capture: netlink messages as received, one after another.
@@ -119,6 +134,7 @@ fn main() -> ExitCode {
         Command::Run { build, gdb, timeout, icount, cmdline, script, capture } => {
             run(&build, gdb, timeout, icount, &cmdline, script.as_deref(), capture)
         }
+        Command::Profile { what, no_accounting, iters } => profile::run(&what, no_accounting, iters),
         Command::Decode { file } => decode::run(&file),
         Command::Test { list: true, .. } => test::list(),
         Command::Test { filter, build, jobs, no_host, .. } => test::run(filter.as_deref(), &build, jobs, no_host),

@@ -131,6 +131,8 @@ pub struct Qemu {
     gdb: bool,
     input: Input,
     capture: Option<PathBuf>,
+    monitor: Option<PathBuf>,
+    extra: Vec<String>,
 }
 
 impl Qemu {
@@ -142,7 +144,21 @@ impl Qemu {
             gdb: false,
             input: Input::Closed,
             capture: None,
+            monitor: None,
+            extra: Vec::new(),
         }
+    }
+
+    /// Put QEMU's monitor on a unix socket at `path` (server, not waiting for a client).
+    pub fn monitor(mut self, path: &Path) -> Self {
+        self.monitor = Some(path.to_path_buf());
+        self
+    }
+
+    /// More QEMU options, appended as given (e.g. `-singlestep`, `-D FILE`).
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.extra.extend(args.iter().map(|a| a.to_string()));
+        self
     }
 
     pub fn cmdline(mut self, cmdline: &str) -> Self {
@@ -171,10 +187,11 @@ impl Qemu {
         self
     }
 
-    fn command(&self) -> Command {
+    pub fn command(&self) -> Command {
         let mut c = Command::new(QEMU);
+        let monitor = self.monitor.as_ref().map_or_else(|| "none".to_string(), |p| format!("unix:{},server,nowait", p.display()));
         c.args(["-machine", "pc", "-cpu", "max", "-m", "256M", "-smp", "1"])
-            .args(["-no-reboot", "-display", "none", "-monitor", "none", "-serial", "stdio"])
+            .args(["-no-reboot", "-display", "none", "-monitor", &monitor, "-serial", "stdio"])
             .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
             .arg("-drive")
             .arg(format!("format=raw,file={},if=ide,index=0,snapshot=on", self.image.display()));
@@ -194,6 +211,7 @@ impl Qemu {
         if self.gdb {
             c.args(["-s", "-S"]);
         }
+        c.args(&self.extra);
         c
     }
 

@@ -23,6 +23,11 @@
 //!   write → wake-up → block → switch steps, each into another address space. After one
 //!   warm-up round the leader times N rounds: ops = N × P switches. (LMbench also gives each
 //!   process a working set to touch; Tally's processes touch nothing, like `lat_ctx -s 0`.)
+//!
+//! `ubench --profile MODE ...` (for `cargo xtask profile`, `xtask/src/profile.rs`) does the
+//! same, but just before its timed loop prints `UBENCH START MODE` and waits for a line on
+//! standard input: the host turns QEMU's instruction log on, then types that line, so the
+//! log starts at the loop. BENCHRAW, printed after the loop, is the host's cue to stop.
 #![no_std]
 #![no_main]
 #![deny(unsafe_code)]
@@ -45,8 +50,33 @@ fn rdtsc() -> u64 {
     unsafe { core::arch::x86_64::_rdtsc() }
 }
 
+/// Is this run profiled (`ubench --profile MODE ...`)?
+fn profiled() -> bool {
+    tally_rt::arg(1) == Some("--profile")
+}
+
+/// Argument `i` after the optional `--profile`.
+fn arg(i: usize) -> Option<&'static str> {
+    tally_rt::arg(if profiled() { i + 1 } else { i })
+}
+
 fn num(i: usize) -> Option<u64> {
-    tally_rt::arg(i).and_then(parse_i64).filter(|v| *v >= 0).map(|v| v as u64)
+    arg(i).and_then(parse_i64).filter(|v| *v >= 0).map(|v| v as u64)
+}
+
+/// Called just before a timed loop: when profiled, say so on the console and wait for the
+/// host's go-ahead (a line, or end of input, on standard input). Otherwise nothing.
+fn start_marker(mode: &str) {
+    if !profiled() {
+        return;
+    }
+    println!("UBENCH START {mode}");
+    let mut byte = [0u8; 1];
+    while let Ok(1) = sys::read(0, &mut byte) {
+        if byte[0] == b'\n' {
+            break;
+        }
+    }
 }
 
 /// Print the BENCHRAW line; with no operations nothing (the kernel times `ubench getpid 0`
@@ -59,10 +89,11 @@ fn report(name: &str, param: u64, ops: u64, t0: u64, t1: u64) {
 }
 
 fn main() -> i32 {
-    let (Some(mode), Some(n)) = (tally_rt::arg(1), num(2)) else { return usage() };
+    let (Some(mode), Some(n)) = (arg(1), num(2)) else { return usage() };
     match mode {
         "getpid" => {
             let _ = sys::getpid(); // warm up
+            start_marker(mode);
             let t0 = rdtsc();
             for _ in 0..n {
                 let _ = core::hint::black_box(sys::getpid());
@@ -76,6 +107,7 @@ fn main() -> i32 {
                 eprintln!("ubench: msa: {e}");
                 return 1;
             }
+            start_marker(mode);
             let t0 = rdtsc();
             for _ in 0..n {
                 let _ = core::hint::black_box(sys::msa(MSA_SELF, core::hint::black_box(&mut timers)));
@@ -103,7 +135,7 @@ fn main() -> i32 {
 }
 
 fn usage() -> i32 {
-    eprintln!("usage: ubench getpid N | ubench msa N | ubench tsget N | ubench ctx N P");
+    eprintln!("usage: ubench [--profile] getpid N | msa N | tsget N | ctx N P");
     2
 }
 
@@ -135,6 +167,7 @@ fn tsget(n: u64) -> i32 {
         eprintln!("ubench: tsget: {why}");
         return 1;
     }
+    start_marker("tsget");
     let t0 = rdtsc();
     for _ in 0..n {
         if let Err(why) = round_trip() {
@@ -199,6 +232,7 @@ fn ctx_leader(n: u64, p: u64) -> i32 {
         eprintln!("ubench: ctx: warm-up round failed");
         return 1;
     }
+    start_marker("ctx");
     let t0 = rdtsc();
     for _ in 0..n {
         if round().is_err() {
