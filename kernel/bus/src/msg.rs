@@ -61,18 +61,13 @@ pub struct MsgBuilder {
 impl MsgBuilder {
     /// A message with only an `nlmsghdr` so far (`nlmsg_len` is filled by [`finish`](Self::finish)).
     pub fn new(ty: u16, flags: u16, seq: u32, pid: u32) -> Self {
-        Self::with_capacity(ty, flags, seq, pid, 64)
+        Self::new_in(Vec::new(), ty, flags, seq, pid, 64)
     }
 
-    /// [`new`](Self::new) with room for `capacity` bytes in all: a message whose size is
-    /// known up front is built in one allocation, without the vector regrowing (and copying
-    /// itself) on the way.
-    pub fn with_capacity(ty: u16, flags: u16, seq: u32, pid: u32, capacity: usize) -> Self {
-        Self::new_in(Vec::new(), ty, flags, seq, pid, capacity)
-    }
-
-    /// [`with_capacity`](Self::with_capacity), written into `buf` (emptied first; grown if
-    /// it has less room): a buffer kept from an earlier message saves the allocation.
+    /// [`new`](Self::new) with room for `capacity` bytes in all, written into `buf` (emptied
+    /// first; grown if it has less room). A message whose size is known up front is built
+    /// without the vector regrowing and copying itself, and a buffer kept from an earlier
+    /// message saves the allocation.
     pub fn new_in(mut buf: Vec<u8>, ty: u16, flags: u16, seq: u32, pid: u32, capacity: usize) -> Self {
         buf.clear();
         buf.reserve(capacity.clamp(NLMSG_HDRLEN, MAX_BUILD));
@@ -87,7 +82,7 @@ impl MsgBuilder {
     }
 
     /// [`genl`](Self::genl) with room for `capacity` bytes in all (see
-    /// [`with_capacity`](Self::with_capacity)).
+    /// [`new_in`](Self::new_in)).
     pub fn genl_with_capacity(ty: u16, flags: u16, seq: u32, pid: u32, cmd: u8, version: u8, capacity: usize) -> Self {
         Self::genl_in(Vec::new(), ty, flags, seq, pid, cmd, version, capacity)
     }
@@ -99,13 +94,6 @@ impl MsgBuilder {
         let mut b = Self::new_in(buf, ty, flags, seq, pid, capacity);
         b.buf.extend_from_slice(&GenlMsgHdr { cmd, version, reserved: 0 }.to_bytes());
         b
-    }
-
-    /// Room for `extra` more bytes: a message whose size is known up front is then built
-    /// without the vector regrowing (and copying itself) on the way.
-    pub fn reserve(&mut self, extra: usize) -> &mut Self {
-        self.buf.reserve(extra);
-        self
     }
 
     /// Bytes so far (including padding of the last attribute).

@@ -55,7 +55,7 @@
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
-use tally_msa::{DelayEpisodes, DelayStats, MicroState, MsaTimes, NR_MICROSTATES};
+use tally_msa::{DelayEpisodes, DelayStats, MicroState, MsaTimes};
 use tally_time::TscClock;
 pub use tally_uapi::taskstats::{KernelTimespec, Taskstats, TASKSTATS_VERSION};
 use tally_uapi::taskstats::{AGROUP, TS_COMM_LEN};
@@ -163,19 +163,10 @@ pub struct TaskAccounting {
     pub memory: Memory,
 }
 
-/// Each microstate clock in nanoseconds (the `TASKSTATS_TYPE_MSA` attribute, `msa()` order).
-pub fn msa_ns(msa_ticks: &MsaTimes, clock: &TscClock) -> [u64; NR_MICROSTATES] {
-    let mut ns = [0; NR_MICROSTATES];
-    for (n, &t) in ns.iter_mut().zip(msa_ticks) {
-        *n = clock.ticks_to_ns(t);
-    }
-    ns
-}
-
-/// [`msa_ns`] written as little-endian `u64`s straight into `out`, the payload of the
-/// `TASKSTATS_TYPE_MSA` attribute (`8 × NR_MICROSTATES` bytes; a shorter `out` takes the
-/// first clocks). A clock of 0 ticks — most of them, in a live task — is 0 ns without a
-/// division.
+/// Each microstate clock in nanoseconds (`msa()` order), written as little-endian `u64`s
+/// straight into `out`, the payload of the `TASKSTATS_TYPE_MSA` attribute
+/// (`8 × NR_MICROSTATES` bytes; a shorter `out` takes the first clocks). A clock of 0
+/// ticks — most of them, in a live task — is 0 ns without a division.
 pub fn write_msa_ns(msa_ticks: &MsaTimes, clock: &TscClock, out: &mut [u8]) {
     for (word, &t) in out.chunks_exact_mut(8).zip(msa_ticks) {
         let ns = if t == 0 { 0 } else { clock.ticks_to_ns(t) };
@@ -302,6 +293,16 @@ mod tests {
     use tally_msa::MsaClock;
     use tally_uapi::taskstats::{AFORK, ASU, TASKSTATS_V13_SIZE};
     use MicroState::*;
+    use tally_msa::NR_MICROSTATES;
+
+    /// Each microstate clock in nanoseconds: the plain form `write_msa_ns` is tested against.
+    fn msa_ns(msa_ticks: &MsaTimes, clock: &TscClock) -> [u64; NR_MICROSTATES] {
+        let mut ns = [0; NR_MICROSTATES];
+        for (n, &t) in ns.iter_mut().zip(msa_ticks) {
+            *n = clock.ticks_to_ns(t);
+        }
+        ns
+    }
 
     const GHZ: TscClock = TscClock::new(1_000_000_000, 0);
     /// 2023-11-14T22:13:20Z.
