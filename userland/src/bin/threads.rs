@@ -1,21 +1,23 @@
-//! `threads N [MS]` — one process, N threads each burning MS milliseconds of CPU (default
-//! 200), and where each thread's time went.
+//! `threads N [MS]` — one process of N threads, each burning MS milliseconds of CPU
+//! (default 200), and where each thread's time went.
 //!
-//! The main thread starts N threads (`tally_rt::thread::spawn`: a 64 KiB stack from `mmap`,
-//! then `thread_create`) and waits for them with a [`Latch`] — a counter each thread bumps
-//! on its way out, which the main thread polls, sleeping 1 ms between looks (Tally has no
-//! futexes to sleep on). Each thread spins until its *own* CPU time, read with
-//! `msa(MSA_THREAD)`, reaches MS, then prints its microstates:
+//! The main thread is thread 1: it starts threads 2..=N (`tally_rt::thread::spawn`: a
+//! 64 KiB stack from `mmap`, then `thread_create`), burns its own MS, then waits for the
+//! others with a [`Latch`] — a counter each thread bumps on its way out, which the main
+//! thread polls, sleeping 1 ms between looks (Tally has no futexes to sleep on). Each
+//! thread spins until its *own* CPU time, read with `msa(MSA_THREAD)`, reaches MS, then
+//! prints its microstates:
 //!
 //! ```text
-//! threads: thread 1 (tid 8): USR 200.1 ms  SYS 0.4 ms  TRAP 0.2 ms  LAT 401.7 ms  SLP 0.0 ms
+//! threads: thread 2 (tid 8): USR 200.1 ms  SYS 0.4 ms  TRAP 0.2 ms  LAT 401.7 ms  SLP 0.0 ms
 //! ```
 //!
 //! On one CPU the N threads take turns, so each also spends about (N-1) × MS waiting on the
 //! run queue (LAT: ONACTIVEQUEUE + ONEXPIREDQUEUE). At the end the main thread prints
 //! `msa(MSA_SELF)`, the whole process: the sum over all its threads, the ones that have
 //! exited included — its USR is at least the sum of the threads' — and its own
-//! `MSA_THREAD`, mostly INTERRUPTIBLE_SLEEP (the polling join).
+//! `MSA_THREAD`: its burn, then INTERRUPTIBLE_SLEEP (the polling join). So `threads 4` is a
+//! process of four threads, and leaves four per-pid taskstats records.
 //!
 //! Without `msa` (a kernel that answers `ENOSYS`) a thread burns MS of wall-clock time
 //! instead and says so. Any other failure is reported with its errno and a non-zero exit.
@@ -55,9 +57,10 @@ fn main() -> i32 {
         return 2;
     };
     BURN_NS.store(ms * 1_000_000, Ordering::Relaxed);
-    println!("threads: pid {}, starting {n} threads of {ms} ms CPU each", sys::getpid().unwrap_or(0));
-    let mut started = 0u64;
-    for i in 1..=n {
+    let pid = sys::getpid().unwrap_or(0);
+    println!("threads: pid {pid}, {n} threads of {ms} ms CPU each (thread 1 is tid {pid})");
+    let mut started = 1u64;
+    for i in 2..=n {
         match thread::spawn(burner, i as usize, DEFAULT_STACK_SIZE) {
             Ok(t) => {
                 println!("threads: thread {i} is tid {}, stack {:#x}..{:#x}", t.tid, t.stack_base, t.stack_base + t.stack_len);
@@ -69,8 +72,11 @@ fn main() -> i32 {
             }
         }
     }
+    if !work(1) {
+        FAILED.fetch_add(1, Ordering::Relaxed);
+    }
     // The stacks are not unmapped after the join: see `tally_rt::thread` for why.
-    if let Err(e) = DONE.wait_for(started as usize, 1) {
+    if let Err(e) = DONE.wait_for(started as usize - 1, 1) {
         eprintln!("threads: nanosleep while joining: {e}");
         return 1;
     }
@@ -91,10 +97,20 @@ fn main() -> i32 {
     0
 }
 
-/// A thread: burn the CPU, print where the time went, count itself done, exit.
+/// Threads 2..=N: [`work`], count itself done, exit.
 extern "C" fn burner(index: usize) -> ! {
+    let ok = work(index);
+    if !ok {
+        FAILED.fetch_add(1, Ordering::Relaxed);
+    }
+    DONE.arrive();
+    sys::exit(if ok { 0 } else { 1 })
+}
+
+/// What every thread does, the main one included: burn the CPU, print where the time went.
+fn work(index: usize) -> bool {
     let tid = sys::gettid().unwrap_or(0);
-    let ok = match burn(BURN_NS.load(Ordering::Relaxed)) {
+    match burn(BURN_NS.load(Ordering::Relaxed)) {
         Ok(t) => {
             println!("threads: thread {index} (tid {tid}): {}", Times(&t));
             true
@@ -103,12 +119,7 @@ extern "C" fn burner(index: usize) -> ! {
             eprintln!("threads: thread {index} (tid {tid}): {what}: {e}");
             false
         }
-    };
-    if !ok {
-        FAILED.fetch_add(1, Ordering::Relaxed);
     }
-    DONE.arrive();
-    sys::exit(if ok { 0 } else { 1 })
 }
 
 /// Spins until this thread's CPU time (USR + SYS + TRAP) reaches `ns`; returns its clocks.
