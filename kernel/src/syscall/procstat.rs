@@ -30,6 +30,10 @@
 //! `signals` counts the signals the thread received (`task/signal.rs`): SIGCHLD for each
 //! ended child, `kill`s, fatal exceptions.
 //! `minflt`, `majflt` (always 0: no paging), `nvcsw` and `nivcsw` are the task's counters.
+//!
+//! **Memory.** `rss_kb`, `vm_kb` and their high-water marks are the process's (`memacct.rs`),
+//! the same in every thread's record, read from its memory map after the kernel lock is
+//! released (the map has a lock of its own); a kernel thread has none and shows zeros.
 
 use alloc::vec::Vec;
 use tally_msa::NR_MICROSTATES;
@@ -74,6 +78,7 @@ fn record(t: &TaskStat, now_ns: u64, clock: &tally_time::TscClock) -> ProcStat {
     for (ns, ticks) in msa_ns.iter_mut().zip(t.msa.iter()) {
         *ns = clock.ticks_to_ns(*ticks);
     }
+    let mem = t.vm.as_ref().map(|vm| vm.usage(0)).unwrap_or_default();
     ProcStat {
         pid: t.pid,
         tgid: t.tgid,
@@ -91,6 +96,10 @@ fn record(t: &TaskStat, now_ns: u64, clock: &tally_time::TscClock) -> ProcStat {
         signals: c.signals,
         minflt: c.minflt,
         majflt: c.majflt,
+        rss_kb: mem.rss_pages * 4,
+        vm_kb: mem.vm_pages * 4,
+        hiwater_rss_kb: mem.hiwater_rss_kb(),
+        hiwater_vm_kb: mem.hiwater_vm_kb(),
         start_ns: clock.monotonic_ns(t.created),
         now_ns,
     }
@@ -111,6 +120,7 @@ const _: () = {
     assert!(offset_of!(ProcStat, rt_priority) == 44);
     assert!(offset_of!(ProcStat, msa_ns) == 48);
     assert!(offset_of!(ProcStat, nvcsw) == 48 + 8 * NR_MICROSTATES);
+    assert!(offset_of!(ProcStat, rss_kb) == 48 + 8 * NR_MICROSTATES + 48);
     assert!(offset_of!(ProcStat, now_ns) == PROC_STAT_SIZE - 8);
 };
 
@@ -129,7 +139,10 @@ fn encode(p: &ProcStat, out: &mut Vec<u8>) {
     for v in p.msa_ns {
         out.extend_from_slice(&v.to_le_bytes());
     }
-    for v in [p.nvcsw, p.nivcsw, p.syscalls, p.signals, p.minflt, p.majflt, p.start_ns, p.now_ns] {
+    for v in [p.nvcsw, p.nivcsw, p.syscalls, p.signals, p.minflt, p.majflt] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [p.rss_kb, p.vm_kb, p.hiwater_rss_kb, p.hiwater_vm_kb, p.start_ns, p.now_ns] {
         out.extend_from_slice(&v.to_le_bytes());
     }
     debug_assert_eq!(out.len() - start, PROC_STAT_SIZE);

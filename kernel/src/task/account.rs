@@ -207,7 +207,7 @@ pub fn process_usage(pid: i32) -> Result<Totals, i32> {
 }
 
 /// One task as `proc_stat` (prstat) reports it: identity, scheduling, clocks, counters.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct TaskStat {
     pub pid: i32,
     pub tgid: i32,
@@ -225,6 +225,9 @@ pub struct TaskStat {
     pub counters: Counters,
     /// TSC when the task was created.
     pub created: u64,
+    /// Its process's memory map (none for a kernel thread), read after the kernel lock is
+    /// released, as the taskstats readers do.
+    pub vm: Option<alloc::sync::Arc<super::vm::Vm>>,
 }
 
 /// Every task in the table (idle, kernel threads, user threads, zombies), all read at one
@@ -258,6 +261,7 @@ pub fn task_stats() -> (Vec<TaskStat>, u64) {
                 msa,
                 counters: t.payload().counters,
                 created,
+                vm: t.payload().user.as_ref().map(|u| alloc::sync::Arc::clone(u.vm())),
             });
         }
         (out, now)

@@ -34,13 +34,19 @@ pub struct ProcStat {
     pub signals: u64,
     pub minflt: u64,
     pub majflt: u64,
+    /// The process's memory (every thread of a process shows the same): resident and
+    /// virtual size now, and their high-water marks, in KiB; 0 for a kernel thread.
+    pub rss_kb: u64,
+    pub vm_kb: u64,
+    pub hiwater_rss_kb: u64,
+    pub hiwater_vm_kb: u64,
     /// Monotonic time (ns since boot) the thread was created, and of this snapshot.
     pub start_ns: u64,
     pub now_ns: u64,
 }
 
 pub const PROC_STAT_SIZE: usize = core::mem::size_of::<ProcStat>();
-const _: () = assert!(PROC_STAT_SIZE == 48 + 8 * NR_MICROSTATES + 64);
+const _: () = assert!(PROC_STAT_SIZE == 48 + 8 * NR_MICROSTATES + 96);
 
 impl ProcStat {
     pub const fn zeroed() -> Self {
@@ -61,6 +67,10 @@ impl ProcStat {
             signals: 0,
             minflt: 0,
             majflt: 0,
+            rss_kb: 0,
+            vm_kb: 0,
+            hiwater_rss_kb: 0,
+            hiwater_vm_kb: 0,
             start_ns: 0,
             now_ns: 0,
         }

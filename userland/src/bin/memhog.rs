@@ -6,6 +6,10 @@
 //! pages lazily takes one page fault per page on the first write: the time shows up in
 //! ONCPU_TRAP. A kernel that runs out of frames refuses `brk`; the allocation fails and the
 //! program reports it (through the panic handler: status 101).
+//!
+//! Then it reads its own process's memory numbers with `proc_stat` (resident and virtual
+//! size now and their high-water marks, in KiB) and checks that the resident size covers
+//! the pages it touched, since each of them is backed by a frame (status 1 if not).
 #![no_std]
 #![no_main]
 #![deny(unsafe_code)]
@@ -14,6 +18,8 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 use tally_rt::process::parse_u64;
+use tally_rt::uapi::procstat::ProcStat;
+use tally_rt::Errno;
 use tally_rt::{eprintln, println, sys};
 
 tally_rt::entry!(main);
@@ -54,10 +60,37 @@ fn main() -> i32 {
         eprintln!("memhog: {bad} pages did not keep what was written");
         return 1;
     }
+    match own_memory() {
+        Ok(m) => {
+            println!(
+                "memhog: rss {} KiB (high-water {} KiB), vm {} KiB (high-water {} KiB)",
+                m.rss_kb, m.hiwater_rss_kb, m.vm_kb, m.hiwater_vm_kb
+            );
+            let touched_kb = (pages * PAGE / 1024) as u64;
+            if m.rss_kb < touched_kb || m.hiwater_rss_kb < m.rss_kb || m.vm_kb < m.rss_kb || m.hiwater_vm_kb < m.vm_kb {
+                eprintln!("memhog: the memory numbers do not cover the {touched_kb} KiB touched");
+                return 1;
+            }
+        }
+        Err(e) => {
+            eprintln!("memhog: proc_stat: {e}");
+            return 1;
+        }
+    }
     if hold > 0 {
         if let Err(e) = sys::sleep_ms(hold) {
             eprintln!("memhog: nanosleep: {e}");
         }
     }
     0
+}
+
+/// This process's record from `proc_stat` (every thread's carries the process's memory).
+fn own_memory() -> Result<ProcStat, Errno> {
+    let me = sys::getpid()? as i32;
+    let n = sys::proc_stat(&mut [])?;
+    // Room for a few tasks born between the two calls.
+    let mut buf = alloc::vec![ProcStat::zeroed(); n + 8];
+    let got = sys::proc_stat(&mut buf)?;
+    buf[..got].iter().find(|p| p.pid == me).copied().ok_or(Errno(tally_rt::uapi::errno::ESRCH))
 }
