@@ -4,6 +4,7 @@
 //! the scheduler did through what the accounting says: who ran, who waited on which array,
 //! who slept how. Clocks are in TSC ticks; `ms()` converts for printing.
 
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tally_msa::{MicroState, MsaTimes};
 use tally_task::{wexitstatus, wifexited};
@@ -355,6 +356,28 @@ pub fn thread_group() -> Result<(), &'static str> {
     Ok(())
 }
 
+/// User processes side by side — a user-mode spinner, a two-thread process, a sleeper and a
+/// page toucher — so that interrupts land in ring 3, in system calls and in page faults, and
+/// preemption hands the CPU between user tasks. Returns how many threads exited.
+fn user_mix() -> Result<u64, &'static str> {
+    let programs: [(&str, &[&[u8]], u64); 4] = [
+        ("/bin/spin", &[b"spin", b"40"], 1),
+        ("/bin/threads", &[b"threads", b"2", b"20"], 2),
+        ("/bin/sleeper", &[b"sleeper", b"30"], 1),
+        ("/bin/memhog", &[b"memhog", b"64"], 1),
+    ];
+    let mut pids = Vec::new();
+    for (path, argv, _) in &programs {
+        pids.push(task::spawn_program(path, argv).map_err(|_| "cannot spawn a user program")?);
+    }
+    for pid in pids {
+        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        super::user::expect_exit(&r, 0)?;
+    }
+    println!("invariants: user processes spin, threads 2, sleeper, memhog ran side by side");
+    Ok(programs.iter().map(|p| p.2).sum())
+}
+
 /// Everything at once, then both invariants: (a) checked at every exit, (b) over the whole
 /// system (live tasks and released ones) against all IRQ lines' handler time.
 pub fn invariants() -> Result<(), &'static str> {
@@ -362,6 +385,7 @@ pub fn invariants() -> Result<(), &'static str> {
     zombie()?;
     orphan()?;
     disk_sleep()?;
+    let user_exits = user_mix()?;
     let (checked, broken) = task::exit_invariant_counts();
     let s = task::snapshot();
     let mut interrupted = s.released[MicroState::Interrupted as usize];
@@ -379,8 +403,9 @@ pub fn invariants() -> Result<(), &'static str> {
     if !tally_msa::ACCOUNTING_ENABLED {
         return Ok(());
     }
-    // Exits so far: the contenders, the zombie, the orphan's parent and child, the reader.
-    let expected_exits = CONTENDERS as u64 + 1 + 2 + 1;
+    // Exits so far: the contenders, the zombie, the orphan's parent and child, the reader,
+    // and the user programs' threads.
+    let expected_exits = CONTENDERS as u64 + 1 + 2 + 1 + user_exits;
     if checked != expected_exits || broken != 0 {
         return Err("invariant (a) was not checked, or broken, at task exit");
     }
