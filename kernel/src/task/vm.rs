@@ -65,6 +65,8 @@ pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
 pub const USER_STACK_MAX: u64 = 8 * 1024 * 1024;
 /// The page just below the stack's lowest allowed page: never in any region.
 pub const USER_STACK_GUARD: u64 = USER_STACK_TOP - USER_STACK_MAX - PAGE_SIZE;
+// The `mmap_abi` test program (arch/x86_64/user_programs_proc.rs) spells this address out.
+const _: () = assert!(USER_STACK_GUARD == 0x7fff_ff7e_f000);
 /// How far `brk` may move the heap's end beyond its start.
 pub const USER_HEAP_MAX: u64 = 1 << 30;
 /// Most regions a process may have (each `mmap` adds one; Linux's `vm.max_map_count` is
@@ -409,7 +411,8 @@ impl Vm {
 
     /// `mmap` of anonymous private memory (the request is decoded by the system call):
     /// returns the start of the new region. Errors: `EINVAL` (a fixed address not aligned
-    /// or outside the user range, or a fixed range over the image, heap or stack), `EEXIST`
+    /// or outside the user range, or a fixed range over the image, heap, stack or the stack's
+    /// guard page), `EEXIST`
     /// (`noreplace` and something is there), `ENOMEM` (no room, too many regions, length
     /// overflows).
     pub fn mmap(&self, req: &MmapRequest, cpu: u64) -> Result<u64, i32> {
@@ -418,6 +421,11 @@ impl Vm {
             let start = if req.fixed || req.noreplace {
                 let end = req.addr.checked_add(len).ok_or(ENOMEM)?;
                 if req.addr % PAGE_SIZE != 0 || req.addr < USER_MIN_ADDR || end > USER_END {
+                    return Err(EINVAL);
+                }
+                // The guard page is in no region, but mapping it would let a stack overflow
+                // run on into the mapping instead of faulting.
+                if req.addr < USER_STACK_GUARD + PAGE_SIZE && end > USER_STACK_GUARD {
                     return Err(EINVAL);
                 }
                 let mut overlapping = m.vmas.iter().filter(|v| v.overlaps(req.addr, end));

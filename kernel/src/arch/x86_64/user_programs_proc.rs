@@ -772,6 +772,8 @@ core::arch::global_asm!(
     "    TP_EXPECT -17, 7",
     "    TP_MMAP 0x400000, 4096, 3, 0x32, 0",   // MAP_FIXED over the program
     "    TP_EXPECT -22, 8",
+    "    TP_MMAP 0x7fffff7ee000, 0x2000, 3, 0x32, 0", // MAP_FIXED over the stack's guard page
+    "    TP_EXPECT -22, 27",                    // (USER_STACK_GUARD, and the page below it)
     "    lea r13, [r12 + 0x4000]",              // MAP_FIXED over page 4: a fresh zero page
     "    TP_MMAP r13, 4096, 3, 0x32, 0",
     "    TP_EXPECT r13, 9",
