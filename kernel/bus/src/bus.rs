@@ -5,7 +5,8 @@
 //! system calls map onto it one to one — `socket` → [`Bus::open`], `bind` → [`Bus::bind`],
 //! `sendto` → [`Bus::send`], `recvfrom` → [`Bus::recv`], `setsockopt(SO_RCVBUF)` →
 //! [`Bus::set_rcvbuf`], `close` → [`Bus::close`] — and the task-exit hook uses
-//! [`Bus::has_listeners`] and [`Bus::deliver_to_cpu_listeners`].
+//! [`Bus::has_listeners`] and [`Bus::deliver_to_cpu_listeners`] (or, when the record could
+//! not be built, [`Bus::drop_at_cpu_listeners`], which counts the loss at each listener).
 //!
 //! ## Sockets and port ids
 //!
@@ -138,7 +139,8 @@ pub struct BusStats {
     pub malformed: u64,
     /// Messages skipped: no `NLM_F_REQUEST`, or a control type.
     pub ignored: u64,
-    /// Multicast copies offered to listeners, queued, dropped.
+    /// Multicast copies offered to listeners, queued, dropped (for a full receive buffer,
+    /// or because the message could not be built: [`Bus::drop_at_cpu_listeners`]).
     pub multicast_produced: u64,
     pub multicast_delivered: u64,
     pub multicast_dropped: u64,
@@ -151,7 +153,8 @@ pub struct BusStats {
 pub struct Delivery {
     /// Sockets that queued it: wake their readers.
     pub delivered_to: Vec<SockId>,
-    /// Listeners whose buffer was full.
+    /// Listeners whose buffer was full (or all of them, for a message that could not be
+    /// built).
     pub dropped: u32,
     /// Those listeners: their next `recv` reports `ENOBUFS`, so wake their readers too.
     pub dropped_at: Vec<SockId>,
@@ -665,6 +668,20 @@ impl<E: ?Sized> Bus<E> {
     /// registration order. Never blocks: a listener whose buffer is full drops it (counted,
     /// `ENOBUFS` pending).
     pub fn deliver_to_cpu_listeners(&mut self, family: u16, cpu: u32, msg: &[u8]) -> Delivery {
+        self.offer_to_cpu_listeners(family, cpu, Some(msg))
+    }
+
+    /// Counts, at every socket listening to `family` on `cpu`, the loss of a message that
+    /// could not be built (the exit path failed to encode a record): a drop of 0 bytes, as
+    /// if the buffer had been full — `produced == delivered + dropped` still holds and each
+    /// listener's next `recv` reports `ENOBUFS`. Every listener is in `dropped_at`.
+    pub fn drop_at_cpu_listeners(&mut self, family: u16, cpu: u32) -> Delivery {
+        self.offer_to_cpu_listeners(family, cpu, None)
+    }
+
+    /// [`deliver_to_cpu_listeners`](Self::deliver_to_cpu_listeners) of `msg`, or with
+    /// `None` [`drop_at_cpu_listeners`](Self::drop_at_cpu_listeners).
+    fn offer_to_cpu_listeners(&mut self, family: u16, cpu: u32, msg: Option<&[u8]>) -> Delivery {
         let mut d = Delivery::default();
         let Some(l) = family_index(family).and_then(|i| self.listeners.get(i)) else { return d };
         if !l.any_on(cpu) {
@@ -674,7 +691,13 @@ impl<E: ?Sized> Bus<E> {
         let targets: Vec<SockId> = l.regs.iter().filter(|(_, m)| m & bit != 0).map(|&(s, _)| s).collect();
         for s in targets {
             let Ok(sock) = self.socket_mut(s) else { continue };
-            let ok = sock.queue.offer(msg.to_vec());
+            let ok = match msg {
+                Some(msg) => sock.queue.offer(msg.to_vec()),
+                None => {
+                    sock.queue.lose(0);
+                    false
+                }
+            };
             self.stats.multicast_produced = self.stats.multicast_produced.saturating_add(1);
             if ok {
                 self.stats.multicast_delivered = self.stats.multicast_delivered.saturating_add(1);

@@ -13,6 +13,9 @@
 //! a slow reader. This is the flow control of seed 001: the kernel keeps going and tells the
 //! reader it lost data.
 //!
+//! A message the bus could not even build for a socket (the kernel failing to encode an exit
+//! record) is counted the same way, as a drop of 0 bytes ([`RecvQueue::lose`]).
+//!
 //! Only the datagram that does not fit is dropped; a later, smaller one may still be queued.
 //! (Linux is stricter: after an overrun it marks the socket *congested* and drops everything
 //! until the reader has emptied the queue. Tally's rule loses less and is easier to count.)
@@ -101,20 +104,29 @@ impl RecvQueue {
     /// Offers a datagram: queued if it fits in the free buffer (returns true), otherwise
     /// dropped, counted, and `ENOBUFS` made pending (returns false). Never blocks.
     pub fn offer(&mut self, datagram: Vec<u8>) -> bool {
-        self.stats.produced = self.stats.produced.saturating_add(1);
         let len = u32::try_from(datagram.len()).unwrap_or(u32::MAX);
         let fits = self.queued_bytes.checked_add(len).is_some_and(|total| total <= self.rcvbuf);
-        if fits {
-            self.queued_bytes = self.queued_bytes.saturating_add(len);
-            self.stats.delivered = self.stats.delivered.saturating_add(1);
-            self.stats.bytes_delivered = self.stats.bytes_delivered.saturating_add(u64::from(len));
-            self.queue.push_back(datagram);
-        } else {
-            self.stats.dropped = self.stats.dropped.saturating_add(1);
-            self.stats.bytes_dropped = self.stats.bytes_dropped.saturating_add(u64::from(len));
-            self.enobufs_pending = true;
+        if !fits {
+            self.lose(len);
+            return false;
         }
-        fits
+        self.stats.produced = self.stats.produced.saturating_add(1);
+        self.queued_bytes = self.queued_bytes.saturating_add(len);
+        self.stats.delivered = self.stats.delivered.saturating_add(1);
+        self.stats.bytes_delivered = self.stats.bytes_delivered.saturating_add(u64::from(len));
+        self.queue.push_back(datagram);
+        true
+    }
+
+    /// Counts a datagram of `len` bytes that was meant for this socket but is lost before
+    /// it could be offered — produced and dropped, `ENOBUFS` made pending — exactly as if it
+    /// had not fitted. For a message the sender could not even build (`len` 0: no bytes
+    /// existed), so that nothing is lost without being counted and reported.
+    pub fn lose(&mut self, len: u32) {
+        self.stats.produced = self.stats.produced.saturating_add(1);
+        self.stats.dropped = self.stats.dropped.saturating_add(1);
+        self.stats.bytes_dropped = self.stats.bytes_dropped.saturating_add(u64::from(len));
+        self.enobufs_pending = true;
     }
 
     /// The next datagram; `Err(ENOBUFS)` once after drops; `Ok(None)` if the queue is empty.
@@ -218,6 +230,28 @@ mod tests {
         assert_eq!(q.recv(), Ok(None));
         q.set_rcvbuf(u32::MAX);
         assert_eq!(q.rcvbuf(), MAX_RCVBUF);
+    }
+
+    #[test]
+    fn a_lost_datagram_counts_as_a_drop_and_reports_enobufs_once() {
+        let mut q = RecvQueue::new();
+        assert!(q.offer(vec![1; 10]));
+        q.lose(0);
+        let s = q.stats();
+        assert_eq!((s.produced, s.delivered, s.dropped, s.bytes_dropped, s.queued), (2, 1, 1, 0, 1));
+        assert!(q.readable() && q.enobufs_pending());
+        assert_eq!(q.recv(), Err(ENOBUFS));
+        assert_eq!(q.recv(), Ok(Some(vec![1; 10])), "what was queued before is still there");
+        assert_eq!(q.recv(), Ok(None));
+        // On an empty queue the loss alone makes the socket readable (a sleeping reader wakes).
+        q.lose(7);
+        assert!(q.readable());
+        assert_eq!(q.recv_if(|_| panic!("nothing queued")), Err(ENOBUFS));
+        assert_eq!(q.recv(), Ok(None));
+        let s = q.stats();
+        assert_eq!((s.produced, s.dropped, s.bytes_dropped, s.enobufs_reported), (3, 2, 7, 2));
+        assert_eq!(s.produced, s.delivered + s.dropped);
+        assert_eq!(s.delivered, s.received + s.queued);
     }
 
     #[test]

@@ -541,6 +541,38 @@ fn flow_control_drops_counts_and_reports_enobufs_once() {
 }
 
 #[test]
+fn an_exit_message_that_could_not_be_built_is_a_counted_drop_at_each_listener() {
+    let (mut bus, a) = setup();
+    let b = bus.open(AF_NETLINK, SOCK_DGRAM, NETLINK_GENERIC, 300).unwrap();
+    let c = bus.open(AF_NETLINK, SOCK_DGRAM, NETLINK_GENERIC, 301).unwrap();
+    send(&mut bus, a, &ts_req(1, 0, Command::RegisterCpumask("0")), ROOT);
+    send(&mut bus, b, &ts_req(1, 0, Command::RegisterCpumask("0-1")), ROOT);
+    send(&mut bus, c, &ts_req(1, 0, Command::RegisterCpumask("1")), ROOT);
+    let msg = exit_message(TS, 0, 1, &rec(1, true), None).unwrap();
+    assert_eq!(bus.deliver_to_cpu_listeners(TS, 0, &msg).delivered_to, vec![a, b]);
+    // The next record on CPU 0 could not be built: every listener of CPU 0 loses it, counted.
+    let d = bus.drop_at_cpu_listeners(TS, 0);
+    assert_eq!((d.delivered_to, d.dropped, d.dropped_at), (vec![], 2, vec![a, b]));
+    assert_eq!(bus.drop_at_cpu_listeners(TS, 2), Delivery::default(), "nobody listens to CPU 2");
+    for s in [a, b] {
+        let st = bus.socket_stats(s).unwrap();
+        assert_eq!((st.produced, st.delivered, st.dropped, st.bytes_dropped), (2, 1, 1, 0));
+        assert!(bus.has_data(s), "the pending ENOBUFS wakes a reader");
+        assert_eq!(bus.recv(s), Err(ENOBUFS), "reported once, before the queued record");
+        assert_eq!(bus.recv(s).unwrap().unwrap(), msg);
+        assert_eq!(bus.recv(s), Ok(None));
+        let st = bus.socket_stats(s).unwrap();
+        assert_eq!(st.produced, st.delivered + st.dropped);
+        assert_eq!((st.enobufs_reported, st.received, st.queued), (1, 1, 0));
+    }
+    let st = bus.socket_stats(c).unwrap();
+    assert_eq!((st.produced, st.dropped), (0, 0), "a listener of another CPU is untouched");
+    assert_eq!(bus.recv(c), Ok(None));
+    let bs = bus.stats();
+    assert_eq!((bs.multicast_produced, bs.multicast_delivered, bs.multicast_dropped), (4, 2, 2));
+}
+
+#[test]
 fn several_messages_in_one_send_are_answered_in_order() {
     let (mut bus, s) = setup();
     let mut buf = ts_req(1, 0, Command::Pid(42));

@@ -1,4 +1,5 @@
-//! Flow control under random operation sequences: multicast exit records, requests,
+//! Flow control under random operation sequences: multicast exit records (and exit
+//! messages that could not be built, counted as drops at each listener), requests,
 //! receives, buffer resizing, (de)registration, closing and reopening. After every step,
 //! for every socket, `produced == delivered + dropped` and `delivered == received + queued`;
 //! `ENOBUFS` is reported exactly once per run of drops, before the queued data; a closed
@@ -19,6 +20,8 @@ const ROOT: Sender = Sender { pid: 1, tgid: 1, uid: 0 };
 #[derive(Clone, Debug)]
 enum Op {
     Exit { cpu: u32, size: usize, group: bool },
+    /// An exit whose message could not be built: a counted drop at each listener.
+    Lost { cpu: u32 },
     Recv(usize),
     SetRcvbuf(usize, u32),
     Request(usize, u32, bool),
@@ -31,6 +34,7 @@ fn op() -> impl Strategy<Value = Op> {
     let sock = 0..NR_SOCKS;
     prop_oneof![
         6 => (0..5u32, 0..1500usize, any::<bool>()).prop_map(|(cpu, size, group)| Op::Exit { cpu, size, group }),
+        1 => (0..5u32).prop_map(|cpu| Op::Lost { cpu }),
         5 => sock.clone().prop_map(Op::Recv),
         1 => (sock.clone(), prop_oneof![Just(0u32), 2000..6000u32, any::<u32>()]).prop_map(|(s, b)| Op::SetRcvbuf(s, b)),
         2 => (sock.clone(), 0..8u32, any::<bool>()).prop_map(|(s, p, a)| Op::Request(s, p, a)),
@@ -105,6 +109,19 @@ proptest! {
                     want.sort();
                     prop_assert_eq!(got, want);
                     prop_assert_eq!(has, !expected.is_empty());
+                    prop_assert_eq!(d.dropped as usize, d.dropped_at.len());
+                    multicast_seen += expected.len() as u64;
+                }
+                Op::Lost { cpu } => {
+                    let d = bus.drop_at_cpu_listeners(TS, cpu);
+                    let expected: Vec<SockId> = socks.iter().zip(&models)
+                        .filter(|(_, m)| cpu < 64 && m.mask & (1 << cpu) != 0).map(|(s, _)| *s).collect();
+                    prop_assert!(d.delivered_to.is_empty());
+                    let mut got = d.dropped_at.clone();
+                    got.sort();
+                    let mut want = expected.clone();
+                    want.sort();
+                    prop_assert_eq!(got, want);
                     prop_assert_eq!(d.dropped as usize, d.dropped_at.len());
                     multicast_seen += expected.len() as u64;
                 }

@@ -114,20 +114,22 @@ pub fn exit_listeners() -> bool {
 
 /// The exit record of a thread, and its process's when it was the last thread, to every
 /// listener registered for this CPU. Never blocks: a full receive buffer drops the message
-/// and counts it (the listener's next `recv` fails once with `ENOBUFS`).
+/// and counts it (the listener's next `recv` fails once with `ENOBUFS`). A message that
+/// cannot be built is lost for every listener, and counted and reported the same way (its
+/// sequence number is used up too, so the gap shows).
 pub fn deliver_exit(pid: TaskAccounting, tgid: Option<TaskAccounting>) {
     let pid_rec = KernelRecord(&pid);
     let tgid_rec = tgid.as_ref().map(|t| (t.tgid, KernelRecord(t)));
     let woken = with_bus(|s| {
         let seq = s.bus.next_exit_seq(s.taskstats, THIS_CPU);
-        let msg = match exit_message(s.taskstats, seq, pid.pid, &pid_rec, tgid_rec.as_ref().map(|(t, r)| (*t, r))) {
-            Ok(m) => m,
+        let d = match exit_message(s.taskstats, seq, pid.pid, &pid_rec, tgid_rec.as_ref().map(|(t, r)| (*t, r))) {
+            Ok(msg) => s.bus.deliver_to_cpu_listeners(s.taskstats, THIS_CPU, &msg),
             Err(e) => {
-                log::error!("taskstats: cannot build the exit record of pid {}: errno {e}", pid.pid);
-                return false;
+                let d = s.bus.drop_at_cpu_listeners(s.taskstats, THIS_CPU);
+                log::error!("taskstats: cannot build the exit record of pid {}: errno {e}; dropped at {} listener(s)", pid.pid, d.dropped);
+                d
             }
         };
-        let d = s.bus.deliver_to_cpu_listeners(s.taskstats, THIS_CPU, &msg);
         !d.delivered_to.is_empty() || !d.dropped_at.is_empty()
     });
     if woken {

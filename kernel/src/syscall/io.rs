@@ -2,7 +2,7 @@
 //!
 //! There is no file system: a descriptor names the console (0, 1 and 2 of a process the
 //! kernel starts), a pipe end, or a bus socket (`read`/`write` on a socket are `recv`/`send`,
-//! see `socket.rs`).
+//! see `socket.rs`, and are counted as reads and writes, which `recvfrom`/`sendto` are not).
 //!
 //! **read(console, buf, count)** takes what has been typed (`crate::drivers::tty`: sleeps until
 //! at least one byte is there; `^D` is end of input). The buffer is validated (writable)
@@ -43,7 +43,11 @@ pub fn read(a: &Args) -> SysResult {
     let (fd, addr, count) = (int_arg(a[0]), a[1], a[2]);
     let f = file(fd)?;
     if let OpenFile::Socket(sock) = &*f {
-        return super::socket::recv_into(sock, addr, count, 0);
+        // `read` on a socket is a `read` (Linux's vfs_read counts it): accounted here, not
+        // in `recv_into`, which `recvfrom` shares.
+        let n = super::socket::recv_into(sock, addr, count, 0)?;
+        task::account_read(n);
+        return Ok(n);
     }
     if count == 0 {
         return Ok(0);
@@ -75,7 +79,12 @@ pub fn write(a: &Args) -> SysResult {
         OpenFile::Console => {}
         OpenFile::Serial2 => return write_serial2(addr, count),
         OpenFile::PipeWriter(w) => return write_pipe(w, addr, count),
-        OpenFile::Socket(sock) => return super::socket::send_from(sock, addr, count),
+        OpenFile::Socket(sock) => {
+            // Counted as a `write` (Linux's vfs_write), unlike `sendto` on the same socket.
+            let n = super::socket::send_from(sock, addr, count)?;
+            task::account_write(n);
+            return Ok(n);
+        }
         _ => return Err(EBADF),
     }
     uaccess::check(addr, count, false)?;

@@ -17,6 +17,12 @@
 //! * `setsockopt/getsockopt(fd, SOL_SOCKET, SO_RCVBUF, ...)`: the receive buffer in bytes.
 //!   Linux doubles the value given (it charges `skb` overhead too); Tally charges each
 //!   datagram exactly its length and does not double. Other options: `ENOPROTOOPT`.
+//!
+//! **I/O accounting.** `sendto` and `recvfrom` do not count in the task's `read_char`,
+//! `write_char`, `read_syscalls`, `write_syscalls` (taskstats' rchar/wchar/syscr/syscw), as
+//! on Linux, where those are counted by `vfs_read`/`vfs_write` and a socket's
+//! `sendmsg`/`recvmsg` path never passes there. `read` and `write` on a socket descriptor do
+//! pass there on Linux, and are counted here too (by `io.rs`, like any other `read`/`write`).
 
 use tally_uapi::errno::{EFAULT, EINVAL, EMSGSIZE, ENOPROTOOPT, ENOTSOCK};
 use tally_uapi::netlink::{SockaddrNl, AF_NETLINK, MAX_SEND, MSG_DONTWAIT, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK, SOL_SOCKET, SO_RCVBUF};
@@ -87,7 +93,6 @@ pub fn send_from(sock: &bus::Socket, addr: u64, len: u64) -> SysResult {
         }
     };
     uaccess::copy_from_user(addr, buf)?;
-    task::account_write(len as u64);
     Ok(sock.send(buf)? as u64)
 }
 
@@ -112,10 +117,7 @@ pub fn recv_into(sock: &bus::Socket, addr: u64, len: u64, flags: u32) -> SysResu
     // Check the buffer before sleeping, so a bad pointer fails at once and loses nothing.
     uaccess::check(addr, len, true)?;
     let want = len as usize;
-    let reply = |n: usize, full: usize| {
-        task::account_read(n as u64);
-        Ok(if flags & MSG_TRUNC != 0 { full } else { n } as u64)
-    };
+    let reply = |n: usize, full: usize| Ok(if flags & MSG_TRUNC != 0 { full } else { n } as u64);
     // A datagram already waiting is copied straight out under the bus lock, by the direct
     // copy (which cannot block); if that cannot take it, the path below does.
     if let Some(full) = sock.recv_copy(|d| uaccess::copy_to_user_direct(addr, &d[..d.len().min(want)]))? {

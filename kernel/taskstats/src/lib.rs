@@ -35,7 +35,7 @@
 //! | `ac_minflt`, `ac_majflt` | — | page faults (majflt is 0: no paging) |
 //! | `coremem`, `virtmem` | MB·µs | RSS / VM page·tick integrals over the process's CPU time (Linux: KB × µs / 1024) |
 //! | `hiwater_rss`, `hiwater_vm` | KB | high-water marks |
-//! | `read_char`, `write_char`, `read_syscalls`, `write_syscalls` | bytes, calls | `read`/`write` counters |
+//! | `read_char`, `write_char`, `read_syscalls`, `write_syscalls` | bytes, calls | `read`/`write` counters (any descriptor, a socket's too); not `sendto`/`recvfrom`, which Linux does not count either (it counts in `vfs_read`/`vfs_write`) |
 //! | `read_bytes`, `write_bytes` | bytes | 512-byte sectors of `blk_read`/`blk_write` × 512 |
 //! | `cancelled_write_bytes` | bytes | 0 (no page cache, so no write is ever cancelled) |
 //! | `nvcsw`, `nivcsw` | — | voluntary / involuntary context switches |
@@ -74,7 +74,7 @@ pub struct Counters {
     /// Major page faults: faults that waited for a disk (none exist yet: no paging).
     pub majflt: u64,
     /// Bytes passed to `read` / `write` (`rchar`/`wchar`), and the number of those calls
-    /// (`syscr`/`syscw`).
+    /// (`syscr`/`syscw`); as on Linux, `sendto`/`recvfrom` on a socket are not counted.
     pub read_char: u64,
     pub write_char: u64,
     pub read_syscalls: u64,
