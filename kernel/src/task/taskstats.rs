@@ -22,7 +22,7 @@ use tally_msa::{DelayStats, MsaTimes};
 use tally_task::{wcoredump, wifsignaled, ExitStatus, TaskKey};
 use tally_taskstats::{Memory, TaskAccounting};
 use tally_uapi::errno::ESRCH;
-use tally_uapi::taskstats::{ACORE, AXSIG};
+use tally_uapi::taskstats::{ACORE, AFORK, AXSIG};
 
 use super::memacct::MemUsage;
 use super::vm::Vm;
@@ -72,7 +72,11 @@ impl Kernel {
         a.nice = nice;
         a.policy = policy;
         a.exit_code = t.exit_status().map_or(0, |s| s.raw() as u32);
-        a.flags = t.flags().bits() | status_flags(t.exit_status());
+        // As Linux's bacct_add_tsk: AFORK ("forked, never exec'd") only on a thread-group
+        // leader. Every thread was created without an exec, but that says nothing about its
+        // process, so a thread's own record leaves the bit out.
+        let fork_bits = if leader == key { !0 } else { !AFORK };
+        a.flags = (t.flags().bits() & fork_bits) | status_flags(t.exit_status());
         a.group = false;
         a.created_tsc = created_or_now(created);
         a.now_tsc = now;
