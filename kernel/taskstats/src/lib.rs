@@ -13,7 +13,7 @@
 //! |---|---|---|
 //! | `version` | — | [`TASKSTATS_VERSION`] (17) |
 //! | `ac_exitcode` | wait status | `exit_code`, as `wait4` reports it |
-//! | `ac_flag` | bits | `flags` (AFORK, ASU, ACORE, AXSIG), plus AGROUP when `group` |
+//! | `ac_flag` | bits | `flags` (AFORK — a thread-group leader only, as Linux —, ASU, ACORE, AXSIG), plus AGROUP when `group` |
 //! | `ac_nice` | — | `nice` stored in a `u8`, as Linux stores `task_nice()` (-5 reads 251) |
 //! | `ac_comm` | — | `comm` up to its first NUL (at most 16 bytes), NUL-padded to 32 |
 //! | `ac_sched` | — | `policy` (SCHED_NORMAL 0, FIFO 1, RR 2, BATCH 3) |
