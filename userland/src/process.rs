@@ -55,21 +55,41 @@ pub const fn term_signal(status: i32) -> i32 {
     if tally_uapi::wait::wifsignaled(status) { tally_uapi::wait::wtermsig(status) } else { 0 }
 }
 
-/// Linux's name of signal `sig` on x86_64, for the ones a kernel sends on its own.
+/// Linux's name of signal `sig` on x86_64: every standard signal `kill` can send
+/// (`tally_uapi::signal`), "signal" for numbers without a name.
 pub const fn signal_name(sig: i32) -> &'static str {
     match sig {
         1 => "SIGHUP",
         2 => "SIGINT",
+        3 => "SIGQUIT",
         4 => "SIGILL",
         5 => "SIGTRAP",
         6 => "SIGABRT",
         7 => "SIGBUS",
         8 => "SIGFPE",
         9 => "SIGKILL",
+        10 => "SIGUSR1",
         11 => "SIGSEGV",
+        12 => "SIGUSR2",
         13 => "SIGPIPE",
         14 => "SIGALRM",
         15 => "SIGTERM",
+        16 => "SIGSTKFLT",
+        17 => "SIGCHLD",
+        18 => "SIGCONT",
+        19 => "SIGSTOP",
+        20 => "SIGTSTP",
+        21 => "SIGTTIN",
+        22 => "SIGTTOU",
+        23 => "SIGURG",
+        24 => "SIGXCPU",
+        25 => "SIGXFSZ",
+        26 => "SIGVTALRM",
+        27 => "SIGPROF",
+        28 => "SIGWINCH",
+        29 => "SIGIO",
+        30 => "SIGPWR",
+        31 => "SIGSYS",
         _ => "signal",
     }
 }

@@ -14,6 +14,10 @@
 //! capture_serial = ["exit record", "pid 7 (spin)"]  # optional: see below
 //! ```
 //!
+//! A pattern is found as a substring, after the previous one's match. It may span lines
+//! (`"$ hello\nhello: pid"` says the second line follows the first at once): the console
+//! sends each newline as CR LF, and the judge reads CR LF as `\n`.
+//!
 //! With `capture_serial`, the guest's second serial port (COM2, `/dev/ttyS1`) is attached
 //! to a temporary file; after the run the file is decoded as `cargo xtask decode` does
 //! (`decode.rs`), and the patterns must appear in the decoded text, in order. A capture that
@@ -90,7 +94,9 @@ impl Scenario {
             (_, Status::Timeout) => return Err(format!("timed out after {} s", self.timeout)),
             (want, got) => return Err(format!("expected {want:?}, QEMU ended with {got:?}")),
         }
-        find_in_order(serial, &self.serial).map_err(|p| format!("serial output lacks {p:?} (after the previous match)"))
+        // The UART sends every "\n" as "\r\n": patterns spanning lines are written with "\n".
+        let serial = serial.replace("\r\n", "\n");
+        find_in_order(&serial, &self.serial).map_err(|p| format!("serial output lacks {p:?} (after the previous match)"))
     }
 
     /// Check the COM2 capture of a run against `capture_serial` (nothing to check without it).
@@ -118,6 +124,17 @@ pub fn find_in_order<'p>(text: &str, patterns: &'p [String]) -> Result<(), &'p s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serial_patterns_may_span_lines_written_as_crlf() {
+        let s: Scenario = toml::from_str(
+            "description = \"d\"\ncmdline = \"\"\nexpect = \"success\"\nserial = [\"$ hello\\nhello: pid\", \"done\"]\n",
+        )
+        .unwrap();
+        use crate::qemu::Status;
+        assert_eq!(s.judge(Status::Success, "$ hello\r\nhello: pid 3\r\ndone\r\n"), Ok(()));
+        assert!(s.judge(Status::Success, "$ hello\r\nother\r\nhello: pid 3\r\ndone\r\n").is_err(), "lines must follow each other");
+    }
 
     #[test]
     fn capture_patterns_are_checked_in_order_on_the_decoded_text() {

@@ -41,7 +41,7 @@
 //!
 //! ```text
 //! PID	4                                                   (TGID for a process record)
-//! comm spin, tgid 4, ppid 3, uid 0, exitcode 0 (exited with status 0), flags -, utime 105441 us, stime 10451 us
+//! comm spin, tgid 4, ppid 3, uid 0, nice 0, exitcode 0 (exited with status 0), flags -, utime 105441 us, stime 10451 us
 //!
 //!
 //! CPU                 count     real total  virtual total    delay total  delay average      delay max      delay min      delay max timestamp
@@ -745,7 +745,17 @@ fn format_record(out: &mut String, o: &Opts, r: &AggrRecord<'_>, exiting: bool) 
     if o.debug {
         writeln!(out, "version {}", t.version)?;
     }
-    write!(out, "comm {}, tgid {}, ppid {}, uid {}, exitcode {}", t.comm_str(), t.ac_tgid, t.ac_ppid, t.ac_uid, t.ac_exitcode)?;
+    // `ac_nice` is `task_nice()` stored in a u8 (Linux's layout): -5 arrives as 251.
+    write!(
+        out,
+        "comm {}, tgid {}, ppid {}, uid {}, nice {}, exitcode {}",
+        t.comm_str(),
+        t.ac_tgid,
+        t.ac_ppid,
+        t.ac_uid,
+        t.ac_nice as i8,
+        t.ac_exitcode
+    )?;
     if exiting {
         write!(out, " ({})", describe(t.ac_exitcode as i32))?;
     }

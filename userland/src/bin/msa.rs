@@ -1,11 +1,16 @@
-//! `msa [CMD [ARGS...]]` — where did the time go? Microstate accounting from user space.
+//! `msa CMD [ARGS...]`, `msa [-s | -t]` — where did the time go? Microstate accounting
+//! from user space.
 //!
 //! With a command: spawns it, waits for it, then asks the kernel for the microstate times of
 //! the process's reaped children — `msa(13, MSA_CHILDREN, timers)` — and prints them, one
 //! row per microstate, in milliseconds (like `time CMD`, but with all 13 states instead of
 //! user/sys/real). The child's `struct rusage` from `wait4` comes first: its user and
 //! system times are sums of the same microstate clocks (ONCPU_USR; ONCPU_SYS + ONCPU_TRAP).
-//! Without a command: the times of `msa` itself (`MSA_SELF`).
+//! Without a command, or with `-s`: the times of `msa` itself, every thread of the process
+//! (`MSA_SELF`); with `-t`: those of the calling thread alone (`MSA_THREAD`, this call's
+//! ONCPU_SYS so far included). `msa` has one thread, so the two differ only by the instant
+//! of the reading; a line before the table names the call. Every row is printed, the
+//! states that stayed 0 too.
 //!
 //! ```text
 //! $ msa spin 200
@@ -28,45 +33,48 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 use tally_rt::process::{describe, spawn_command};
-use tally_rt::uapi::msa::{ClkT, MicroState, MSA_CHILDREN, MSA_SELF, NR_MICROSTATES};
+use tally_rt::uapi::msa::{ClkT, MicroState, MSA_CHILDREN, MSA_SELF, MSA_THREAD, NR_MICROSTATES};
 use tally_rt::uapi::syscall::Rusage;
 use tally_rt::{eprintln, println, sys};
 
 tally_rt::entry!(main);
 
+const USAGE: &str = "usage: msa CMD [ARGS...]   (MSA_CHILDREN: CMD's times)\n       msa [-s | -t]        (MSA_SELF: this process; -t: MSA_THREAD, this thread)";
+
 fn main() -> i32 {
     let cmd: Vec<&str> = tally_rt::args().skip(1).collect();
-    let which = if cmd.is_empty() {
-        MSA_SELF
-    } else {
-        let pid = match spawn_command(&cmd) {
-            Ok(pid) => pid,
-            Err(e) => {
-                eprintln!("msa: spawn {}: {e}", cmd[0]);
-                return 1;
-            }
-        };
-        let mut status = 0;
-        let mut ru = Rusage::default();
-        match sys::wait4(pid as isize, Some(&mut status), 0, Some(&mut ru)) {
-            Ok(_) => {
-                println!("msa: pid {pid} ({}) {}", Joined(&cmd), describe(status));
-                println!(
-                    "msa: rusage: user {}.{:06} s, system {}.{:06} s, {} minor faults, {} voluntary / {} involuntary switches",
-                    ru.ru_utime.tv_sec, ru.ru_utime.tv_usec, ru.ru_stime.tv_sec, ru.ru_stime.tv_usec, ru.ru_minflt, ru.ru_nvcsw, ru.ru_nivcsw
-                );
-            }
-            Err(e) => {
-                eprintln!("msa: wait4({pid}): {e}");
-                return 1;
-            }
+    let which = match cmd[..] {
+        [] | ["-s"] => MSA_SELF,
+        ["-t"] => MSA_THREAD,
+        // A program's name never starts with '-': an option msa does not know, or -s/-t
+        // followed by more words.
+        [first, ..] if first.starts_with('-') => {
+            eprintln!("{USAGE}");
+            return 2;
         }
-        MSA_CHILDREN
+        _ => match run_child(&cmd) {
+            Ok(()) => MSA_CHILDREN,
+            Err(code) => return code,
+        },
+    };
+    let name = match which {
+        MSA_SELF => "MSA_SELF",
+        MSA_THREAD => "MSA_THREAD",
+        _ => "MSA_CHILDREN",
     };
     let mut timers = [0 as ClkT; NR_MICROSTATES];
     if let Err(e) = sys::msa(which, &mut timers) {
-        eprintln!("msa: msa({NR_MICROSTATES}, {}): {e}", if which == MSA_SELF { "MSA_SELF" } else { "MSA_CHILDREN" });
+        eprintln!("msa: msa({NR_MICROSTATES}, {name}): {e}");
         return 1;
+    }
+    match which {
+        MSA_SELF => println!("msa: msa({NR_MICROSTATES}, {name}) of pid {}: every thread of this process", sys::getpid().unwrap_or(0)),
+        MSA_THREAD => println!(
+            "msa: msa({NR_MICROSTATES}, {name}) of tid {} (pid {}): the calling thread",
+            sys::gettid().unwrap_or(0),
+            sys::getpid().unwrap_or(0)
+        ),
+        _ => {}
     }
     println!("{:<24} {:>12}  what", "timer", "ms");
     let mut total: u64 = 0;
@@ -77,6 +85,34 @@ fn main() -> i32 {
     }
     println!("{:<24} {:>12}", "total", Ms(total));
     0
+}
+
+/// Spawns `cmd`, reaps it with `wait4` and prints how it ended and its rusage; `Err` is
+/// the exit status for a command that could not be run or waited for.
+fn run_child(cmd: &[&str]) -> Result<(), i32> {
+    let pid = match spawn_command(cmd) {
+        Ok(pid) => pid,
+        Err(e) => {
+            eprintln!("msa: spawn {}: {e}", cmd[0]);
+            return Err(1);
+        }
+    };
+    let mut status = 0;
+    let mut ru = Rusage::default();
+    match sys::wait4(pid as isize, Some(&mut status), 0, Some(&mut ru)) {
+        Ok(_) => {
+            println!("msa: pid {pid} ({}) {}", Joined(cmd), describe(status));
+            println!(
+                "msa: rusage: user {}.{:06} s, system {}.{:06} s, {} minor faults, {} voluntary / {} involuntary switches",
+                ru.ru_utime.tv_sec, ru.ru_utime.tv_usec, ru.ru_stime.tv_sec, ru.ru_stime.tv_usec, ru.ru_minflt, ru.ru_nvcsw, ru.ru_nivcsw
+            );
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("msa: wait4({pid}): {e}");
+            Err(1)
+        }
+    }
 }
 
 /// What each state means (after the descriptions in the MSA patch's documentation).
