@@ -297,6 +297,22 @@ pub fn proc_stat(buf: &mut [ProcStat]) -> Result<usize, Errno> {
     call(SYS_PROC_STAT, [buf.as_mut_ptr() as usize, buf.len(), 0, 0, 0, 0])
 }
 
+/// Every thread's [`ProcStat`], all read by the kernel at one instant. The buffer is sized
+/// by asking first (`max` = 0); if the answer fills it, threads appeared meanwhile: try
+/// again with more room.
+pub fn proc_stat_all() -> Result<Vec<ProcStat>, Errno> {
+    let mut cap = proc_stat(&mut [])?.saturating_add(8);
+    loop {
+        let mut buf = alloc::vec![ProcStat::zeroed(); cap];
+        let n = proc_stat(&mut buf)?;
+        if n < cap {
+            buf.truncate(n);
+            return Ok(buf);
+        }
+        cap = cap.saturating_mul(2);
+    }
+}
+
 /// `close(fd)`.
 pub fn close(fd: usize) -> Result<usize, Errno> {
     call(SYS_CLOSE, [fd, 0, 0, 0, 0, 0])

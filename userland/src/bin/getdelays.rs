@@ -703,10 +703,8 @@ fn record_of_process(r: &AggrRecord<'_>, pid: u32) -> bool {
 
 /// Is `pid` a zombie now (`proc_stat`: state 1, and no live thread left in its group)?
 fn child_is_zombie(pid: u32) -> bool {
-    let Ok(n) = sys::proc_stat(&mut []) else { return false };
-    let mut buf = vec![ProcStat::zeroed(); n + 8];
-    let Ok(n) = sys::proc_stat(&mut buf) else { return false };
-    let group: Vec<&ProcStat> = buf[..n.min(buf.len())].iter().filter(|p| p.tgid as u32 == pid).collect();
+    let Ok(all) = sys::proc_stat_all() else { return false };
+    let group: Vec<&ProcStat> = all.iter().filter(|p| p.tgid as u32 == pid).collect();
     !group.is_empty() && group.iter().all(|p| p.state == 1)
 }
 

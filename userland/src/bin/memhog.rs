@@ -88,9 +88,5 @@ fn main() -> i32 {
 /// This process's record from `proc_stat` (every thread's carries the process's memory).
 fn own_memory() -> Result<ProcStat, Errno> {
     let me = sys::getpid()? as i32;
-    let n = sys::proc_stat(&mut [])?;
-    // Room for a few tasks born between the two calls.
-    let mut buf = alloc::vec![ProcStat::zeroed(); n + 8];
-    let got = sys::proc_stat(&mut buf)?;
-    buf[..got].iter().find(|p| p.pid == me).copied().ok_or(Errno(tally_rt::uapi::errno::ESRCH))
+    sys::proc_stat_all()?.into_iter().find(|p| p.pid == me).ok_or(Errno(tally_rt::uapi::errno::ESRCH))
 }

@@ -52,7 +52,6 @@ extern crate alloc;
 
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
-use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 use tally_rt::process::parse_u64;
@@ -92,7 +91,7 @@ fn main() -> i32 {
         eprintln!("usage: prstat [-L] [-c] [-m] [INTERVAL_MS] [COUNT]   (INTERVAL_MS 1..{MAX_INTERVAL_MS}, default {DEFAULT_INTERVAL_MS}; COUNT >= 1, default 1)");
         return 2;
     };
-    let mut before = match snapshot() {
+    let mut before = match sys::proc_stat_all() {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
@@ -101,7 +100,7 @@ fn main() -> i32 {
             eprintln!("prstat: nanosleep({} ms): {e}", opts.interval_ms);
             return 1;
         }
-        let now = match snapshot() {
+        let now = match sys::proc_stat_all() {
             Ok(s) => s,
             Err(e) => return fail(e),
         };
@@ -148,22 +147,6 @@ fn fail(e: Errno) -> i32 {
         eprintln!("prstat: proc_stat: {e}");
     }
     1
-}
-
-/// Every thread's record, all read by the kernel at one instant. The buffer is sized by
-/// asking first (`max` = 0); if the answer fills it, threads appeared meanwhile: try again
-/// with more room.
-fn snapshot() -> Result<Vec<ProcStat>, Errno> {
-    let mut cap = sys::proc_stat(&mut [])?.saturating_add(8);
-    loop {
-        let mut buf = vec![ProcStat::zeroed(); cap];
-        let n = sys::proc_stat(&mut buf)?;
-        if n < cap {
-            buf.truncate(n);
-            return Ok(buf);
-        }
-        cap = cap.saturating_mul(2);
-    }
 }
 
 /// What one thread (or a process: the sum of its threads) did during the interval.
