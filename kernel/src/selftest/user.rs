@@ -60,9 +60,14 @@ pub(super) fn run(prog: &str, arg: u64) -> Result<WaitResult, &'static str> {
 }
 
 /// Let the next context switch free what reaped tasks left (their stacks and top-level
-/// tables wait in the graveyard until another task has run).
+/// tables wait in the graveyard until another task has run). Sleeps until at least one
+/// switch has happened: a sleep whose deadline has already passed when the host stalls the
+/// guest returns without switching, and the graveyard would still be full.
 pub(super) fn settle() {
-    task::sleep_ns(2_000_000);
+    let before = task::nr_switches();
+    while task::nr_switches() == before {
+        task::sleep_ns(2_000_000);
+    }
 }
 
 /// Run `body` between two readings of the frames in use, which must agree. A first run of
