@@ -2,7 +2,7 @@
 //!
 //! `x86_64-unknown-none` produces static PIEs by default (the kernel wants that: the boot
 //! loader relocates it). A user program is simpler as a plain `ET_EXEC` at a fixed address:
-//! `tally-exec` then loads it without applying relocations. `--no-pie` overrides the `-pie`
+//! `tally-loader` then loads it without applying relocations. `--no-pie` overrides the `-pie`
 //! rustc passes (the last flag wins in lld); the code itself stays position-independent,
 //! which is harmless. `rustc-link-arg-bins` reaches only this package's binaries.
 

@@ -7,7 +7,7 @@
 //!
 //! Counters are per line and readable at any time, accounting or not (like Linux's
 //! `/proc/interrupts`). With the `accounting` feature, every interrupt — spurious ones too,
-//! they also steal time — is additionally timed by `tally_msa::IrqAccounting`: the
+//! they also steal time — is additionally timed by `tally_microstate::IrqAccounting`: the
 //! interrupted task's clock switches to INTERRUPTED at entry and back at exit, and the same
 //! two TSC reads time the line (count, total, min, max, last start/stop; counts by kind).
 //! Because both sides use the same timestamps, the sum of INTERRUPTED over all tasks equals
@@ -15,7 +15,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Mutex;
-use tally_msa::IntrKind;
+use tally_microstate::IntrKind;
 
 use crate::arch;
 

@@ -1,13 +1,13 @@
 //! Memory management glue: the frame pool and the heap, set up from the boot memory map.
 //!
-//! The bookkeeping is `tally_mm::FrameAllocator` (safe, host-tested); page-table edits and
+//! The bookkeeping is `tally_frames::FrameAllocator` (safe, host-tested); page-table edits and
 //! the heap's backing pages are in `arch::paging` and `arch::heap`. [`MemStats`] is what
 //! tests compare before and after a workload to prove nothing leaked.
 
 use bootloader_api::info::MemoryRegionKind;
 use bootloader_api::BootInfo;
 use spin::{Mutex, MutexGuard};
-use tally_mm::FrameAllocator;
+use tally_frames::FrameAllocator;
 
 use crate::arch;
 

@@ -1,7 +1,7 @@
 //! Tables of where time went, printed on the console: per task (in the manner of Solaris
 //! `prstat -m`, one column per microstate) and per IRQ line (count, total, min, max, mean).
 
-use tally_msa::{IrqLineStats, MicroState, MsaTimes, NR_MICROSTATES};
+use tally_microstate::{IrqLineStats, MicroState, MsaTimes, NR_MICROSTATES};
 
 use crate::time;
 

@@ -6,7 +6,7 @@
 //! plus monotonic time.
 
 use spin::Once;
-use tally_time::{calibrate, TscClock};
+use tally_clock::{calibrate, TscClock};
 
 use crate::arch;
 

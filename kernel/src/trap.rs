@@ -25,7 +25,7 @@
 //! interrupts, double faults and machine checks stay fatal wherever they come from.
 
 use core::sync::atomic::{AtomicU64, Ordering};
-use tally_msa::MicroState;
+use tally_microstate::MicroState;
 
 use crate::arch::{self, idt::Exception, qemu::ExitCode};
 use crate::console::emergency_print;

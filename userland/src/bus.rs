@@ -1,6 +1,6 @@
 //! # A client of the kernel's message bus
 //!
-//! The bus is framed like Linux generic netlink (`tally-bus`, docs/taskstats.md): a program
+//! The bus is framed like Linux generic netlink (`tally-msgbus`, docs/taskstats.md): a program
 //! opens `socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC)`, binds it, asks the controller
 //! for a family's id by name, then sends requests and reads answers and exit records.
 //! [`BusSocket`] is that much, for the programs that only ask questions (`tscheck`,
@@ -14,9 +14,9 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use tally_bus::ctrl::{getfamily_request, parse_family_reply};
-use tally_bus::msg::Messages;
-use tally_bus::taskstats::{parse_taskstats_message, request, Command, TaskstatsMessage};
+use tally_msgbus::ctrl::{getfamily_request, parse_family_reply};
+use tally_msgbus::msg::Messages;
+use tally_msgbus::taskstats::{parse_taskstats_message, request, Command, TaskstatsMessage};
 use tally_uapi::errno::EPROTO;
 use tally_uapi::netlink::{AF_NETLINK, NETLINK_GENERIC, NLM_F_ACK, SOCK_RAW};
 use tally_uapi::taskstats::TASKSTATS_GENL_NAME;

@@ -2,7 +2,7 @@
 //!
 //! Unix's oldest way for a program to get memory is to move its *program break*: the end of
 //! its data, which the kernel first sets to the page after the last ELF segment
-//! (`tally-exec`'s `brk_start`). `brk(addr)` moves it; the pages between the old and the new
+//! (`tally-loader`'s `brk_start`). `brk(addr)` moves it; the pages between the old and the new
 //! break become usable (the kernel may map them lazily, on first touch — a page fault that
 //! the accounting counts as `ONCPU_TRAP` time).
 //!

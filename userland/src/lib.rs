@@ -5,7 +5,7 @@
 //! `crt0` and a few of its wrappers play on Linux:
 //!
 //! * [`start`]: `_start`, the first instruction the kernel jumps to. It finds `argc` and `argv`
-//!   on the stack (laid out by `tally-exec`, System V style), calls the program's `main`
+//!   on the stack (laid out by `tally-loader`, System V style), calls the program's `main`
 //!   (declared with [`entry!`]), and passes the result to `exit_group`.
 //! * [`sys`]: one wrapper per system call in `tally_uapi::syscall`, each a `syscall`
 //!   instruction with the Linux register convention, returning `Result<usize, Errno>`.

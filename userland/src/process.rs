@@ -3,7 +3,7 @@
 //! Tally has no `fork`/`exec` pair: a process starts a child with one call,
 //! `spawn(path, argv)`, which loads a program from the ramdisk (like `posix_spawn`). The
 //! parent later collects the child with `wait4`, which reports a *wait status* in Linux's
-//! encoding (the kernel builds it in `tally-task`'s `status.rs`):
+//! encoding (the kernel builds it in `tally-tasktable`'s `status.rs`):
 //!
 //! ```text
 //!   exit(code)          (code & 0xff) << 8        low 7 bits 0

@@ -1,7 +1,7 @@
 //! # `_start`: from the kernel's `iretq`/`sysret` to `main`
 //!
 //! The kernel starts a program at its ELF entry point, `_start`, with nothing set up but the
-//! stack that `tally-exec` built (see `kernel/exec/src/stack.rs`):
+//! stack that `tally-loader` built (see `kernel/libs/loader/src/stack.rs`):
 //!
 //! ```text
 //!   rsp -> argc | argv[0] ... argv[argc-1] | NULL | envp... | NULL | auxv pairs... | AT_NULL
@@ -52,7 +52,7 @@ const MAX_ARGC: usize = 16 * 1024;
 /// Called by `_start` with the initial stack pointer (the address of `argc`).
 extern "C" fn rt_start(sp: *const usize) -> ! {
     // SAFETY: the kernel starts every program with `rsp` pointing at argc, followed by the
-    // argv array (the System V layout tally-exec builds); both are readable.
+    // argv array (the System V layout tally-loader builds); both are readable.
     let argc = unsafe { sp.read() }.min(MAX_ARGC);
     ARGC.store(argc, Ordering::Relaxed);
     ARGV.store(sp.wrapping_add(1) as *mut *const u8, Ordering::Relaxed);

@@ -165,16 +165,16 @@ pub fn ramdisk_path(opts: &BuildOpts) -> PathBuf {
 }
 
 /// Build the user programs and pack them into the ramdisk: a cpio "newc" archive (what
-/// `tally_exec::cpio` reads in the kernel; `cpio -itv < FILE` lists it) holding `bin/` and
+/// `tally_loader::cpio` reads in the kernel; `cpio -itv < FILE` lists it) holding `bin/` and
 /// every program as `bin/<name>`, mode 0755, without debug information (the boot loader
 /// reads the ramdisk through BIOS disk calls; the full ELFs stay in `target/` for gdb).
-/// Each program is first checked with the kernel's own loader rules (`tally_exec::elf::plan`),
+/// Each program is first checked with the kernel's own loader rules (`tally_loader::elf::plan`),
 /// so a program the kernel would refuse fails the build instead of the boot.
 pub fn ramdisk(opts: &BuildOpts) -> Result<PathBuf, String> {
     let programs = userland(opts)?;
     let dir = target_dir().join("tally").join(format!("bin-{}", profile_dir(opts)));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut archive = tally_exec::cpio::Builder::new();
+    let mut archive = tally_loader::cpio::Builder::new();
     archive.dir("bin").map_err(|e| e.to_string())?;
     for (name, elf) in &programs {
         let small = dir.join(name);
@@ -183,7 +183,7 @@ pub fn ramdisk(opts: &BuildOpts) -> Result<PathBuf, String> {
         let bytes = std::fs::read(&tmp).map_err(|e| format!("cannot read {}: {e}", tmp.display()));
         std::fs::rename(&tmp, &small).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))?;
         let bytes = bytes?;
-        tally_exec::elf::plan(&bytes, &tally_exec::elf::Limits::default())
+        tally_loader::elf::plan(&bytes, &tally_loader::elf::Limits::default())
             .map_err(|e| format!("user program {name} ({}) would not load: {e}", elf.display()))?;
         archive.file(&format!("bin/{name}"), &bytes, 0o755).map_err(|e| format!("{name}: {e}"))?;
     }

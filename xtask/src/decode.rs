@@ -4,7 +4,7 @@
 //! guest's second serial port; `cargo xtask run` (and a scenario with `capture_serial`)
 //! attaches that port to a host file. Such a file is a run of netlink messages, each
 //! `nlmsg_len` bytes and starting at the previous one's `NLMSG_ALIGN`ed end — exactly a
-//! netlink receive buffer, so it is walked as the kernel walks one (`tally_bus::msg::Messages`).
+//! netlink receive buffer, so it is walked as the kernel walks one (`tally_msgbus::msg::Messages`).
 //!
 //! Every message gets a line starting with its byte offset in the file; a TASKSTATS record
 //! (an exit record, kernel port 0, or a reply to a GET) is printed in full:
@@ -37,11 +37,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use tally_bus::attr::AttrIter;
-use tally_bus::ctrl::parse_family_reply;
-use tally_bus::msg::{FrameError, Messages, Msg};
-use tally_bus::taskstats::{AggrKind, AggrRecord};
-use tally_bus::parse_taskstats_message;
+use tally_msgbus::attr::AttrIter;
+use tally_msgbus::ctrl::parse_family_reply;
+use tally_msgbus::msg::{FrameError, Messages, Msg};
+use tally_msgbus::taskstats::{AggrKind, AggrRecord};
+use tally_msgbus::parse_taskstats_message;
 use tally_uapi::msa::MicroState;
 use tally_uapi::netlink::{
     nla_align, GENL_HDRLEN, GENL_ID_CTRL, NLA_HDRLEN, NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN, NLMSG_MIN_TYPE, NLMSG_NOOP,
@@ -385,8 +385,8 @@ fn errno_name(e: i32) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tally_bus::msg::{error_message, MsgBuilder};
-    use tally_bus::{exit_message, StatsRecord};
+    use tally_msgbus::msg::{error_message, MsgBuilder};
+    use tally_msgbus::{exit_message, StatsRecord};
     use tally_uapi::msa::NR_MICROSTATES;
     use tally_uapi::netlink::{NlMsgHdr, CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME, CTRL_ATTR_VERSION, CTRL_CMD_NEWFAMILY};
     use tally_uapi::taskstats::{TASKSTATS_VERSION, TS_COMM_LEN};

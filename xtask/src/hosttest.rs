@@ -63,7 +63,7 @@ fn build() -> Result<Vec<TestBinary>, String> {
         }
         if let (Some(exe), Some(target), Some(manifest)) = (m.executable, m.target, m.manifest_path) {
             let dir = manifest.parent().map(PathBuf::from).unwrap_or_default();
-            // package_id looks like "path+file:///…/kernel/task#tally-task@0.1.0".
+            // package_id looks like "path+file:///…/kernel/libs/tasktable#tally-tasktable@0.1.0".
             let package = m.package_id.rsplit('#').next().and_then(|p| p.split('@').next()).unwrap_or("");
             let crate_name = package.replace('-', "_");
             let target_name = target.name.replace('-', "_");

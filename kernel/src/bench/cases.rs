@@ -1,6 +1,6 @@
 //! The benchmarks themselves.
 
-use tally_msa::{MicroState, MsaClock};
+use tally_microstate::{MicroState, MsaClock};
 
 use super::{Bench, Harness};
 use crate::arch;

@@ -21,7 +21,7 @@
 //!   clocks, delays, counters and memory under the task lock, written into a record);
 //!   param 2 — `fill` alone (accounting → `struct taskstats`).
 
-use tally_bus::taskstats::{request, Command};
+use tally_msgbus::taskstats::{request, Command};
 use tally_uapi::errno::EAGAIN;
 use tally_uapi::netlink::{AF_NETLINK, NETLINK_GENERIC, SOCK_RAW};
 use tally_uapi::taskstats::TASKSTATS_GENL_NAME;

@@ -40,7 +40,7 @@ fn reap(pids: &[i32]) {
     for pid in pids {
         if let Ok(r) = task::wait(Some(*pid)) {
             let status = r.status.raw();
-            if !(tally_task::wifexited(status) && tally_task::wexitstatus(status) == 0) {
+            if !(tally_tasktable::wifexited(status) && tally_tasktable::wexitstatus(status) == 0) {
                 println!("bench: user: ubench pid {pid} ended with raw status {status:#x}");
             }
         }

@@ -1,6 +1,6 @@
 //! # The message bus in the kernel: sockets, the TASKSTATS source, exit records
 //!
-//! `tally-bus` is the bus's logic (generic-netlink framing, sockets with flow control, the
+//! `tally-msgbus` is the bus's logic (generic-netlink framing, sockets with flow control, the
 //! controller and the TASKSTATS family), safe and host-tested. This module is where it
 //! meets the kernel:
 //!
@@ -26,9 +26,9 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 use spin::Mutex;
-use tally_bus::taskstats::{exit_message, RecordOut, TaskstatsFamily, TaskstatsSource, WriteRecord};
-use tally_bus::{Bus, Sender, SockId};
-use tally_sched::SleepKind;
+use tally_msgbus::taskstats::{exit_message, RecordOut, TaskstatsFamily, TaskstatsSource, WriteRecord};
+use tally_msgbus::{Bus, Sender, SockId};
+use tally_runqueue::SleepKind;
 use tally_taskstats::{TaskAccounting, Taskstats};
 use tally_uapi::errno::{EAGAIN, EINTR};
 
@@ -138,12 +138,12 @@ pub fn deliver_exit(pid: TaskAccounting, tgid: Option<TaskAccounting>) {
 }
 
 /// The bus's counters (published as the `bus:0:genetlink` kstat).
-pub fn stats() -> tally_bus::BusStats {
+pub fn stats() -> tally_msgbus::BusStats {
     with_bus(|st| st.bus.stats())
 }
 
 /// Counters of socket `s` (for the self-tests).
-pub fn socket_stats(s: &Socket) -> Option<tally_bus::SocketStats> {
+pub fn socket_stats(s: &Socket) -> Option<tally_msgbus::SocketStats> {
     with_bus(|st| st.bus.socket_stats(s.id).ok())
 }
 
@@ -224,11 +224,11 @@ impl Socket {
     /// queued before it (exit records) are skipped.
     pub fn family_id(&self, name: &str) -> Result<u16, i32> {
         let seq = 1;
-        self.send(&tally_bus::ctrl::getfamily_request(seq, name)?)?;
+        self.send(&tally_msgbus::ctrl::getfamily_request(seq, name)?)?;
         loop {
             let d = self.recv(true)?;
-            if tally_bus::msg::first_message(&d).is_ok_and(|m| m.header.nlmsg_seq == seq && m.header.nlmsg_pid != 0) {
-                return tally_bus::ctrl::parse_family_reply(&d).map(|f| f.id);
+            if tally_msgbus::msg::first_message(&d).is_ok_and(|m| m.header.nlmsg_seq == seq && m.header.nlmsg_pid != 0) {
+                return tally_msgbus::ctrl::parse_family_reply(&d).map(|f| f.id);
             }
         }
     }

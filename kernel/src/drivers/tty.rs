@@ -31,7 +31,7 @@
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Mutex;
-use tally_sched::SleepKind;
+use tally_runqueue::SleepKind;
 use tally_uapi::errno::EINTR;
 
 use crate::arch;

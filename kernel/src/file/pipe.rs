@@ -15,7 +15,7 @@
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use spin::Mutex;
-use tally_sched::SleepKind;
+use tally_runqueue::SleepKind;
 use tally_uapi::errno::{EINTR, EPIPE};
 
 use crate::arch;

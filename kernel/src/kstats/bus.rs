@@ -3,7 +3,7 @@
 //! Every message a user program sends to the bus is either served or refused and counted:
 //! nothing it sends can make the kernel fault, and this kstat is where an instructor (or
 //! the `busfuzz` scenario) sees that garbage was refused rather than silently lost. The
-//! values are `tally_bus::BusStats`, sampled at the read (`ks_update`):
+//! values are `tally_msgbus::BusStats`, sampled at the read (`ks_update`):
 //!
 //! | statistic            | meaning                                                          |
 //! |----------------------|------------------------------------------------------------------|
@@ -18,7 +18,7 @@
 //! | `multicast_dropped`  | ... dropped because its receive buffer was full (`ENOBUFS`)      |
 //! | `open_sockets`       | bus sockets open now                                             |
 
-use tally_bus::BusStats;
+use tally_msgbus::BusStats;
 use tally_kstat::{KstatError, KstatRegistry};
 use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_DATA_UINT32, KSTAT_DATA_UINT64};
 

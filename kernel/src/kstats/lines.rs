@@ -1,6 +1,6 @@
 //! # IRQ line kstats: an interrupt kstat and an event-timer kstat per line that has fired
 //!
-//! Every interrupt is already accounted by the runqueue's `tally_msa::IrqAccounting`
+//! Every interrupt is already accounted by the runqueue's `tally_microstate::IrqAccounting`
 //! (`irq::dispatch` brackets it with `task::irq_enter`/`irq_exit`): per line, how many
 //! interrupts of each kind, and a timer of the handlers (count, total, shortest, longest,
 //! last start and stop, in TSC ticks). That is the source of truth; this file publishes it,
@@ -68,7 +68,7 @@ pub fn line_name(line: usize) -> &'static str {
 
 /// The five counters of `line`, by `KSTAT_INTR_*` index.
 fn counts(src: &Sources, line: usize) -> [u64; 5] {
-    if tally_msa::ACCOUNTING_ENABLED {
+    if tally_microstate::ACCOUNTING_ENABLED {
         return src.lines[line].intrs.counts;
     }
     let mut c = [0u64; 5];

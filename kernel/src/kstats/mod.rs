@@ -59,7 +59,7 @@ mod system;
 use alloc::vec::Vec;
 use spin::Mutex;
 use tally_kstat::{KstatError, KstatRead, KstatRegistry};
-use tally_msa::IrqLineStats;
+use tally_microstate::IrqLineStats;
 use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_HEADERS_KID};
 
 use crate::arch::cpu::without_interrupts;
@@ -113,7 +113,7 @@ pub(crate) struct Sources {
     pub nr_switches: u64,
     pub ticks: u64,
     pub mem: crate::mm::MemStats,
-    pub bus: tally_bus::BusStats,
+    pub bus: tally_msgbus::BusStats,
 }
 
 impl Sources {

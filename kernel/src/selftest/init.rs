@@ -13,7 +13,7 @@
 use crate::task::{self, vm::USER_IMAGE_BASE};
 
 use super::user::{load, t, us};
-use tally_msa::MicroState;
+use tally_microstate::MicroState;
 
 /// Load test program `prog` and exec it in place in pid 1 with `arg` in `rdi`.
 fn exec_in_pid1(what: &str, prog: &str, arg: u64) -> Result<(), &'static str> {

@@ -6,7 +6,7 @@
 //! (b) the INTERRUPTED time of all tasks (live and released) equals the sum of handler time
 //! over all IRQ lines. It also prints the per-IRQ table.
 
-use tally_msa::{IntrKind, MicroState, ACCOUNTING_ENABLED};
+use tally_microstate::{IntrKind, MicroState, ACCOUNTING_ENABLED};
 
 use crate::{arch, irq, task, time};
 

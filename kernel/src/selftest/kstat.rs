@@ -118,7 +118,7 @@ pub fn chain() -> Result<(), &'static str> {
         "kstat: a new IRQ line appeared: chain id {kcid} -> {kcid2}, pic:{line}:{name} (KID {}) spurious {}, unix:{line}:irq_timer (KID {}) {} events",
         intr.ks_kid, counts.intrs[3], timer.ks_kid, t.num_events
     );
-    if counts.intrs[3] != 1 || (tally_msa::ACCOUNTING_ENABLED && t.num_events != 1) {
+    if counts.intrs[3] != 1 || (tally_microstate::ACCOUNTING_ENABLED && t.num_events != 1) {
         return Err("the new line's kstats do not show its one spurious interrupt");
     }
 

@@ -6,8 +6,8 @@
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use tally_msa::{MicroState, MsaTimes};
-use tally_task::{wexitstatus, wifexited};
+use tally_microstate::{MicroState, MsaTimes};
+use tally_tasktable::{wexitstatus, wifexited};
 
 use crate::task::{self, SchedParams};
 use crate::{arch, drivers, irq, time};
@@ -71,7 +71,7 @@ pub fn contention() -> Result<(), &'static str> {
             waited_expired += 1;
         }
     }
-    if tally_msa::ACCOUNTING_ENABLED && waited_expired < CONTENDERS - 1 {
+    if tally_microstate::ACCOUNTING_ENABLED && waited_expired < CONTENDERS - 1 {
         return Err("CPU-bound threads under contention did not wait on the expired array");
     }
     println!("contention: all {CONTENDERS} CPU-bound threads progressed; {} context switches so far", task::nr_switches());
@@ -97,7 +97,7 @@ pub fn sleep() -> Result<(), &'static str> {
     if slept_ns < 50_000_000 || slept_ns > 50_000_000 + 2 * tick_ns {
         return Err("the sleep was not 50 ms within two ticks");
     }
-    if tally_msa::ACCOUNTING_ENABLED && (asleep == 0 || clock.ticks_to_ns(asleep) > slept_ns) {
+    if tally_microstate::ACCOUNTING_ENABLED && (asleep == 0 || clock.ticks_to_ns(asleep) > slept_ns) {
         return Err("the sleep's time did not go to INTERRUPTIBLE_SLEEP");
     }
     Ok(())
@@ -127,7 +127,7 @@ pub fn zombie() -> Result<(), &'static str> {
     if r.pid != pid || !wifexited(r.status.raw()) || wexitstatus(r.status.raw()) != 7 {
         return Err("wait returned the wrong pid or status");
     }
-    if tally_msa::ACCOUNTING_ENABLED && ms(t(&r.at_reap, MicroState::Zombie)) < 20 {
+    if tally_microstate::ACCOUNTING_ENABLED && ms(t(&r.at_reap, MicroState::Zombie)) < 20 {
         return Err("the zombie's time was not accounted as ZOMBIE");
     }
     if task::wait(None).err() != Some(tally_uapi::errno::ECHILD) {
@@ -243,7 +243,7 @@ pub fn disk_sleep() -> Result<(), &'static str> {
     if irq::count(14) - line != DISK_READS {
         return Err("IRQ 14 did not fire exactly once per request");
     }
-    if tally_msa::ACCOUNTING_ENABLED {
+    if tally_microstate::ACCOUNTING_ENABLED {
         if after - before != DISK_READS {
             return Err("IRQ 14's timer did not count exactly one interrupt per request");
         }
@@ -350,7 +350,7 @@ pub fn thread_group() -> Result<(), &'static str> {
     if wexitstatus(r.status.raw()) != 5 {
         return Err("the process's status is not its leader's");
     }
-    if tally_msa::ACCOUNTING_ENABLED && cpu < time::clock().ns_to_ticks(GROUP_THREADS as u64 * BURN_MS * 1_000_000) {
+    if tally_microstate::ACCOUNTING_ENABLED && cpu < time::clock().ns_to_ticks(GROUP_THREADS as u64 * BURN_MS * 1_000_000) {
         return Err("the process total lacks its threads' CPU time");
     }
     Ok(())
@@ -390,7 +390,7 @@ pub fn invariants() -> Result<(), &'static str> {
     let s = task::snapshot();
     let mut interrupted = s.released[MicroState::Interrupted as usize];
     for (pid, _, clocks, age) in &s.tasks {
-        if tally_msa::ACCOUNTING_ENABLED && clocks.iter().sum::<u64>() != *age {
+        if tally_microstate::ACCOUNTING_ENABLED && clocks.iter().sum::<u64>() != *age {
             println!("invariants: pid {pid} breaks invariant (a)");
             return Err("invariant (a) broken for a live task");
         }
@@ -400,7 +400,7 @@ pub fn invariants() -> Result<(), &'static str> {
         "invariants: (a) checked at {checked} exits, broken at {broken}; (b) INTERRUPTED over all tasks {interrupted} ticks, handler time {} ticks",
         s.total_handler_ticks
     );
-    if !tally_msa::ACCOUNTING_ENABLED {
+    if !tally_microstate::ACCOUNTING_ENABLED {
         return Ok(());
     }
     // Exits so far: the contenders, the zombie, the orphan's parent and child, the reader,

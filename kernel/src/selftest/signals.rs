@@ -2,7 +2,7 @@
 //! wait status, an ignored signal is only counted, every received signal is counted for
 //! prstat's SIG, and a parent receives SIGCHLD when a child ends.
 
-use tally_task::{wifsignaled, wtermsig};
+use tally_tasktable::{wifsignaled, wtermsig};
 use tally_uapi::errno::{EINVAL, ESRCH};
 use tally_uapi::signal::{SIGCHLD, SIGUSR1};
 

@@ -12,8 +12,8 @@
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
-use tally_bus::taskstats::{parse_taskstats_message, request, AggrKind, Command};
-use tally_msa::MicroState;
+use tally_msgbus::taskstats::{parse_taskstats_message, request, AggrKind, Command};
+use tally_microstate::MicroState;
 use tally_uapi::errno::{EAGAIN, ENOBUFS};
 use tally_uapi::netlink::{AF_NETLINK, NETLINK_GENERIC, SOCK_RAW};
 use tally_uapi::taskstats::{Taskstats, AGROUP, TASKSTATS_GENL_NAME};
@@ -122,7 +122,7 @@ pub fn records() -> Result<(), &'static str> {
     if t.ac_utime < 10 * t.ac_stime.max(1) {
         return Err("spin's utime is not far above its stime");
     }
-    if rec.3.len() != tally_msa::NR_MICROSTATES {
+    if rec.3.len() != tally_microstate::NR_MICROSTATES {
         return Err("the MSA attribute is missing or short");
     }
 

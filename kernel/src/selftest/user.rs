@@ -10,8 +10,8 @@
 //! and every page table when its process is gone.
 
 use alloc::sync::Arc;
-use tally_msa::{MicroState, MsaTimes};
-use tally_task::{wexitstatus, wifexited, wifsignaled, wtermsig};
+use tally_microstate::{MicroState, MsaTimes};
+use tally_tasktable::{wexitstatus, wifexited, wifsignaled, wtermsig};
 
 use crate::arch;
 use crate::task::vm::{Prot, Vm, USER_IMAGE_BASE, USER_STACK_GUARD, USER_STACK_TOP};
@@ -122,7 +122,7 @@ pub fn smoke() -> Result<(), &'static str> {
         if c.write_char != 18 || c.write_syscalls != 1 {
             return Err("the write was not accounted (18 bytes in 1 call)");
         }
-        if tally_msa::ACCOUNTING_ENABLED && (t(m, MicroState::OncpuUsr) == 0 || t(m, MicroState::OncpuSys) == 0) {
+        if tally_microstate::ACCOUNTING_ENABLED && (t(m, MicroState::OncpuUsr) == 0 || t(m, MicroState::OncpuSys) == 0) {
             return Err("user or system time is zero");
         }
         Ok(())
@@ -145,7 +145,7 @@ pub fn syscalls() -> Result<(), &'static str> {
         );
         expect_exit(&r, 0)?;
         // The sleep starts a few microseconds after the deadline is computed.
-        if tally_msa::ACCOUNTING_ENABLED && us(t(m, MicroState::InterruptibleSleep)) < 19_000 {
+        if tally_microstate::ACCOUNTING_ENABLED && us(t(m, MicroState::InterruptibleSleep)) < 19_000 {
             return Err("nanosleep(20 ms) did not show as INTERRUPTIBLE_SLEEP");
         }
         println!("user_syscalls: all checks passed in ring 3");
@@ -187,10 +187,10 @@ pub fn faults() -> Result<(), &'static str> {
                 return Err("a faulting user program did not die of the expected signal");
             }
             // Every fault signal here is one whose default action dumps core: ACORE.
-            if !tally_task::wcoredump(s) {
+            if !tally_tasktable::wcoredump(s) {
                 return Err("a fault's status lacks the core flag (ACORE)");
             }
-            if tally_msa::ACCOUNTING_ENABLED && trap == 0 {
+            if tally_microstate::ACCOUNTING_ENABLED && trap == 0 {
                 return Err("the fault's handling was not charged to ONCPU_TRAP");
             }
         }
@@ -232,7 +232,7 @@ pub fn demand() -> Result<(), &'static str> {
         if c.minflt != 2 * N || fixed2 - fixed != 2 * N || kills2 != kills {
             return Err("minor faults differ from the pages touched");
         }
-        if tally_msa::ACCOUNTING_ENABLED && t(m, MicroState::OncpuTrap) == 0 {
+        if tally_microstate::ACCOUNTING_ENABLED && t(m, MicroState::OncpuTrap) == 0 {
             return Err("demand-zero faults were not charged to ONCPU_TRAP");
         }
         println!("user_demand: one minor fault per page touched");
@@ -261,7 +261,7 @@ pub fn preempt() -> Result<(), &'static str> {
                 us(waited)
             );
             expect_exit(&r, 0)?;
-            if tally_msa::ACCOUNTING_ENABLED && (t(m, MicroState::Interrupted) == 0 || waited == 0) {
+            if tally_microstate::ACCOUNTING_ENABLED && (t(m, MicroState::Interrupted) == 0 || waited == 0) {
                 return Err("a spinning user program was never interrupted or never waited");
             }
             let c = &r.totals.counters;

@@ -2,7 +2,7 @@
 //! calls, `mmap`/`munmap` and the memory numbers (RSS, VM, high-water marks, integrals),
 //! the privilege rules and context-switch counts, console input, and a seeded fuzzer.
 
-use tally_msa::MicroState;
+use tally_microstate::MicroState;
 use tally_uapi::errno::EINVAL;
 
 use super::user::{expect_exit, frames_unchanged, run, settle, start, t, us};
@@ -13,7 +13,7 @@ use crate::trap::SIGSEGV;
 /// The `msa()` contract, checked by a program (its exit status names a failed check).
 pub fn msa() -> Result<(), &'static str> {
     frames_unchanged("user_msa", || {
-        let r = run("msa_abi", tally_msa::ACCOUNTING_ENABLED as u64)?;
+        let r = run("msa_abi", tally_microstate::ACCOUNTING_ENABLED as u64)?;
         println!("user_msa: msa_abi status {:#x} (exit code = number of the failed check, 0: none)", r.status.raw());
         expect_exit(&r, 0)?;
         println!("user_msa: EINVAL (which, ntimers 14 and -1), EFAULT (NULL, kernel, read-only), partial fills, int arguments: all as specified");
@@ -94,7 +94,7 @@ pub fn memory() -> Result<(), &'static str> {
         }
         let r = run("mmap_abi", 1)?;
         println!("user_memory: touching PROT_NONE memory: status {:#x}", r.status.raw());
-        if !tally_task::wifsignaled(r.status.raw()) || tally_task::wtermsig(r.status.raw()) != SIGSEGV as i32 {
+        if !tally_tasktable::wifsignaled(r.status.raw()) || tally_tasktable::wtermsig(r.status.raw()) != SIGSEGV as i32 {
             return Err("a PROT_NONE region could be touched");
         }
         const PAGES: u64 = 256;
@@ -106,7 +106,7 @@ pub fn memory() -> Result<(), &'static str> {
         if r.totals.counters.minflt < PAGES || m.hiwater_rss_pages < PAGES {
             return Err("memhog's pages are missing from minflt or the RSS high-water mark");
         }
-        if tally_msa::ACCOUNTING_ENABLED {
+        if tally_microstate::ACCOUNTING_ENABLED {
             let msa = &r.totals.msa;
             let cpu = t(msa, MicroState::OncpuUsr) + t(msa, MicroState::OncpuSys) + t(msa, MicroState::OncpuTrap);
             if m.rss_page_ticks == 0 || m.rss_page_ticks > m.hiwater_rss_pages as u128 * cpu as u128 {
@@ -178,7 +178,7 @@ pub fn blk() -> Result<(), &'static str> {
         if c.inblock != 48 || c.oublock != 8 {
             return Err("the sectors moved were not counted (48 read, 8 written)");
         }
-        if tally_msa::ACCOUNTING_ENABLED && t(&r.totals.msa, MicroState::UninterruptibleSleep) == 0 {
+        if tally_microstate::ACCOUNTING_ENABLED && t(&r.totals.msa, MicroState::UninterruptibleSleep) == 0 {
             return Err("waiting for the disk did not show as UNINTERRUPTIBLE_SLEEP");
         }
         Ok(())
@@ -256,7 +256,7 @@ pub fn fuzz() -> Result<(), &'static str> {
 /// exit in the kernel are a fixed few ms of SYS); `spin -s 300` (a getpid loop) accrues
 /// ONCPU_SYS > ONCPU_USR. Read from each child's clocks at exit.
 pub fn split() -> Result<(), &'static str> {
-    let mut clocks = [[0u64; tally_msa::NR_MICROSTATES]; 2];
+    let mut clocks = [[0u64; tally_microstate::NR_MICROSTATES]; 2];
     for (i, argv) in [&[&b"spin"[..], b"300"][..], &[b"spin", b"-s", b"300"]].into_iter().enumerate() {
         let pid = task::spawn_program("/bin/spin", argv).map_err(|_| "spawn /bin/spin failed")?;
         let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
@@ -268,7 +268,7 @@ pub fn split() -> Result<(), &'static str> {
             us(t(&r.totals.msa, MicroState::OncpuSys))
         );
     }
-    if !tally_msa::ACCOUNTING_ENABLED {
+    if !tally_microstate::ACCOUNTING_ENABLED {
         return Ok(());
     }
     let (usr, sys) = (t(&clocks[0], MicroState::OncpuUsr), t(&clocks[0], MicroState::OncpuSys));

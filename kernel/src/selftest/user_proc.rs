@@ -9,8 +9,8 @@
 //! baseline (`user::frames_unchanged`).
 
 use alloc::vec::Vec;
-use tally_msa::{MicroState, MsaTimes, NR_MICROSTATES};
-use tally_task::{wexitstatus, wifexited, wifsignaled, wtermsig};
+use tally_microstate::{MicroState, MsaTimes, NR_MICROSTATES};
+use tally_tasktable::{wexitstatus, wifexited, wifsignaled, wtermsig};
 use tally_uapi::errno::{E2BIG, EINVAL, ENOENT};
 use tally_uapi::syscall::Rusage;
 
@@ -191,7 +191,7 @@ pub fn wait4() -> Result<(), &'static str> {
         // 30 ms": how much of its 30 ms of wall time the child got depends on the load.)
         let cpu = t(&kernel.msa, MicroState::OncpuUsr) + t(&kernel.msa, MicroState::OncpuSys);
         let life: u64 = kernel.msa.iter().sum();
-        if tally_msa::ACCOUNTING_ENABLED && (cpu == 0 || cpu > life) {
+        if tally_microstate::ACCOUNTING_ENABLED && (cpu == 0 || cpu > life) {
             return Err("spin's user + system time is missing from its totals, or exceeds its life");
         }
         Ok(())
@@ -289,7 +289,7 @@ pub fn threads() -> Result<(), &'static str> {
             "user_threads: process total = sum of 4 threads' exit clocks, to the tick (ONCPU_USR {} us)",
             us(t(&r.totals.msa, MicroState::OncpuUsr))
         );
-        if tally_msa::ACCOUNTING_ENABLED {
+        if tally_microstate::ACCOUNTING_ENABLED {
             // What the program saw: its MSA_SELF includes the workers' user time.
             let workers_usr = ns(t(&dead, MicroState::OncpuUsr));
             if seen_self[0] < workers_usr || seen_self[0] < seen_thread[0] {

@@ -11,7 +11,7 @@
 //! The kernel keeps clocks in TSC ticks (`task::msa_of`, one TSC read for the whole
 //! answer); each is converted to nanoseconds here, on the way out.
 
-use tally_msa::NR_MICROSTATES;
+use tally_microstate::NR_MICROSTATES;
 use tally_uapi::errno::EINVAL;
 use tally_uapi::msa::{MSA_CHILDREN, MSA_SELF, MSA_THREAD};
 

@@ -36,7 +36,7 @@
 //! released (the map has a lock of its own); a kernel thread has none and shows zeros.
 
 use alloc::vec::Vec;
-use tally_msa::NR_MICROSTATES;
+use tally_microstate::NR_MICROSTATES;
 use tally_uapi::errno::EINVAL;
 use tally_uapi::procstat::{ProcStat, PROC_STAT_SIZE};
 
@@ -72,7 +72,7 @@ pub fn sys_proc_stat(a: &Args) -> SysResult {
 }
 
 /// A task as its user-space record: times converted from TSC ticks to ns.
-fn record(t: &TaskStat, now_ns: u64, clock: &tally_time::TscClock) -> ProcStat {
+fn record(t: &TaskStat, now_ns: u64, clock: &tally_clock::TscClock) -> ProcStat {
     let c = &t.counters;
     let mut msa_ns = [0u64; NR_MICROSTATES];
     for (ns, ticks) in msa_ns.iter_mut().zip(t.msa.iter()) {

@@ -11,7 +11,7 @@
 //! of argument bytes (`E2BIG`), so a hostile `argc` or length costs the kernel nothing.
 
 use alloc::vec::Vec;
-use tally_exec::stack::ARG_MAX;
+use tally_loader::stack::ARG_MAX;
 use tally_uapi::errno::{E2BIG, ENAMETOOLONG, ENOENT};
 use tally_uapi::syscall::{SpawnArg, SPAWN_MAX_ARGS, SPAWN_PATH_MAX};
 

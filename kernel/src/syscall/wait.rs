@@ -23,8 +23,8 @@
 //! switches from its counters. Reaping also adds those totals to the caller's children
 //! total, which is what `msa(MSA_CHILDREN)` reads.
 
-use tally_msa::MicroState;
-use tally_task::{Accumulate, WaitFor};
+use tally_microstate::MicroState;
+use tally_tasktable::{Accumulate, WaitFor};
 use tally_uapi::errno::EINVAL;
 use tally_uapi::syscall::{Rusage, Timeval, WCONTINUED, WNOHANG, WUNTRACED};
 

@@ -4,10 +4,10 @@
 //!
 //! ```text
 //!   a live thread        its MsaClock (Hot, by slot) + its Counters (payload)
-//!   a process            the dead-threads total (tally-task's group.dead)
+//!   a process            the dead-threads total (tally-tasktable's group.dead)
 //!                          + every live thread, read at ONE instant
 //!                          + its Vm's memory numbers (memacct.rs)
-//!   its reaped children  tally-task's children total (added to at each reap)
+//!   its reaped children  tally-tasktable's children total (added to at each reap)
 //! ```
 //!
 //! That is what `msa()` answers for `MSA_THREAD`, `MSA_SELF` and `MSA_CHILDREN`
@@ -23,8 +23,8 @@
 //! total is exactly the sum of what its threads left.
 
 use alloc::vec::Vec;
-use tally_msa::{MicroState, MsaTimes, NR_MICROSTATES};
-use tally_task::TaskKey;
+use tally_microstate::{MicroState, MsaTimes, NR_MICROSTATES};
+use tally_tasktable::TaskKey;
 
 use super::{with_kernel, HotStore, Kernel, Totals};
 use tally_taskstats::Counters;
@@ -242,10 +242,10 @@ pub fn task_stats() -> (Vec<TaskStat>, u64) {
             let msa = k.rq.msa_snapshot(&mut HotStore(&mut k.hot), s, now);
             let mut store = HotStore(&mut k.hot);
             let (nice, policy, rt_priority) = {
-                let se = tally_sched::TaskStore::entity(&mut store, s);
+                let se = tally_runqueue::TaskStore::entity(&mut store, s);
                 (se.nice(), se.policy() as u32, se.rt_priority())
             };
-            let created = tally_sched::TaskStore::clock(&mut store, s).created();
+            let created = tally_runqueue::TaskStore::clock(&mut store, s).created();
             let ppid = k.tasks.ppid(key).unwrap_or(0);
             let Ok(t) = k.tasks.get(key) else { continue };
             out.push(TaskStat {
@@ -254,7 +254,7 @@ pub fn task_stats() -> (Vec<TaskStat>, u64) {
                 ppid,
                 uid: t.uid(),
                 comm: *t.comm(),
-                zombie: t.state() == tally_task::TaskState::Zombie,
+                zombie: t.exit_state() == tally_tasktable::ExitState::Zombie,
                 nice,
                 policy,
                 rt_priority,

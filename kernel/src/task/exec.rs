@@ -5,16 +5,16 @@
 //! ```text
 //!   spawn("/bin/hello", ["hello", "world"])
 //!     1. find the file            ramdisk::find                 ENOENT
-//!     2. plan the image           tally_exec::elf::plan         ENOEXEC, EINVAL, E2BIG
+//!     2. plan the image           tally_loader::elf::plan         ENOEXEC, EINVAL, E2BIG
 //!     3. a fresh memory map       Vm::new                       ENOMEM
 //!        each PT_LOAD segment     Vm::load_segment (copies the file bytes, zeroes .bss)
-//!     4. the initial stack        tally_exec::stack::StackImage (argc, argv, envp, auxv)
+//!     4. the initial stack        tally_loader::stack::StackImage (argc, argv, envp, auxv)
 //!                                 Vm::setup_stack → rsp         E2BIG, EINVAL
 //!     5. a new process            task::spawn_user's path: child of the caller, named
 //!                                 after the file, first instruction at e_entry
 //! ```
 //!
-//! Steps 1, 2 and 4 are `tally-exec`'s bookkeeping, tested on the host against hostile
+//! Steps 1, 2 and 4 are `tally-loader`'s bookkeeping, tested on the host against hostile
 //! input; this file is the glue that maps pages. Everything is built before the process
 //! exists, so a failure at any step frees what was built (dropping the `Vm` frees its
 //! pages) and leaves no trace in the task table.
@@ -33,10 +33,10 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use tally_exec::elf::{self, Limits};
-use tally_exec::stack::{StackImage, AT_ENTRY, AT_PAGESZ};
-use tally_exec::ExecError;
-use tally_task::CreateKind;
+use tally_loader::elf::{self, Limits};
+use tally_loader::stack::{StackImage, AT_ENTRY, AT_PAGESZ};
+use tally_loader::ExecError;
+use tally_tasktable::CreateKind;
 
 use super::lifecycle::inherited_params;
 use super::ramdisk;

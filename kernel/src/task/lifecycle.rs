@@ -28,14 +28,14 @@
 //! parent can reap, and its memory is freed when that last thread goes.
 
 use alloc::sync::Arc;
-use tally_msa::{MicroState, MsaClock, MsaTimes};
-use tally_sched::{BlockReason, Policy, PrevAction, SchedEntity, SleepKind, TaskState};
-use tally_task::{CreateKind, ExitStatus, TaskKey, WaitFor, WaitOutcome, INIT_PID};
+use tally_microstate::{MicroState, MsaClock, MsaTimes};
+use tally_runqueue::{BlockReason, Policy, PrevAction, SchedEntity, SleepKind, TaskState};
+use tally_tasktable::{CreateKind, ExitStatus, TaskKey, WaitFor, WaitOutcome, INIT_PID};
 use tally_uapi::errno::{EAGAIN, EINTR, ENOMEM};
 
 use super::memacct::MemUsage;
 use super::{switch_and_clean, with_kernel, Hot, HotStore, Kernel, Payload, Totals, KERNEL};
-use tally_sched::TaskStore;
+use tally_runqueue::TaskStore;
 use crate::arch::{self, context::Thread};
 
 /// Most tasks (threads, zombies included) the table may hold: `spawn` and `thread_create`
@@ -433,23 +433,23 @@ fn init_ended(status: ExitStatus) -> ! {
         check_at_exit(k, me, &clocks, now);
         (k.exit_checks, k.exit_violations)
     });
-    if tally_msa::ACCOUNTING_ENABLED {
+    if tally_microstate::ACCOUNTING_ENABLED {
         println!("kernel: microstate clocks summed to the task's age at {checked} exits (init's included), broken at {broken}");
     }
     let raw = status.raw();
-    if tally_task::wifexited(raw) {
-        let code = tally_task::wexitstatus(raw) as u8;
+    if tally_tasktable::wifexited(raw) {
+        let code = tally_tasktable::wexitstatus(raw) as u8;
         println!("kernel: init (pid 1) ended with status {code}");
         arch::qemu::exit_with_code(code)
     }
-    let sig = tally_task::wtermsig(raw);
+    let sig = tally_tasktable::wtermsig(raw);
     println!("kernel: init (pid 1) killed by signal {sig}: failure");
     arch::qemu::exit(arch::qemu::ExitCode::Failure)
 }
 
 /// Invariant (a) at every exit, to the TSC tick: the clocks sum to the task's age.
-fn check_at_exit(k: &mut Kernel, me: tally_sched::TaskKey, clocks: &MsaTimes, now: u64) {
-    if !tally_msa::ACCOUNTING_ENABLED {
+fn check_at_exit(k: &mut Kernel, me: tally_runqueue::TaskSlot, clocks: &MsaTimes, now: u64) {
+    if !tally_microstate::ACCOUNTING_ENABLED {
         return;
     }
     let created = HotStore(&mut k.hot).clock(me).created();

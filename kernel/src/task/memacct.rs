@@ -41,7 +41,7 @@
 //! its change) adds nothing and moves nothing back, so no interval is counted twice.
 
 use tally_taskstats::page_ticks_to_mb_us;
-use tally_time::TscClock;
+use tally_clock::TscClock;
 
 /// The memory accounting of one process (kept inside its `Vm`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

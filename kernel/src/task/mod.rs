@@ -2,14 +2,14 @@
 //!
 //! This module is the glue between three hardware-independent crates and the machine:
 //!
-//! * `tally_task::TaskTable` — who exists: pids, thread groups, parents, zombies, wait;
-//! * `tally_sched::RunQueue` — who runs: the Linux 2.6 O(1) scheduler, which also drives the
-//!   microstate clocks (`tally_msa`) at every queue change and context switch;
+//! * `tally_tasktable::TaskTable` — who exists: pids, thread groups, parents, zombies, wait;
+//! * `tally_runqueue::RunQueue` — who runs: the Linux 2.6 O(1) scheduler, which also drives the
+//!   microstate clocks (`tally_microstate`) at every queue change and context switch;
 //! * `arch::context` — how a switch happens: stacks and saved stack pointers.
 //!
 //! All of it sits in one [`Kernel`] behind one lock, always taken with interrupts disabled:
 //! there is one CPU, so "interrupts off" is the whole of the kernel's concurrency control.
-//! The scheduler names tasks by `tally_sched::TaskKey`, which is the task-table slot index;
+//! The scheduler names tasks by `tally_runqueue::TaskSlot`, which is the task-table slot index;
 //! the per-task scheduling entity and microstate clock live in [`Hot`], a dense vector by slot,
 //! so the scheduler reaches them without a lookup. No scheduling operation walks all tasks
 //! (only the reports — `snapshot`, `task_stats` — do).
@@ -57,9 +57,9 @@ use alloc::collections::{BTreeMap, VecDeque};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use spin::Mutex;
-use tally_msa::{MicroState, MsaClock, MsaTimes, NR_MICROSTATES};
-use tally_sched::{BlockReason, PrevAction, RunQueue, SchedConfig, SchedEntity, SleepKind, TaskKey as SchedKey, TaskStore};
-use tally_task::{Accumulate, ExitStatus, TaskKey, TaskTable};
+use tally_microstate::{MicroState, MsaClock, MsaTimes, NR_MICROSTATES};
+use tally_runqueue::{BlockReason, PrevAction, RunQueue, SchedConfig, SchedEntity, SleepKind, TaskSlot, TaskStore};
+use tally_tasktable::{Accumulate, ExitStatus, TaskKey, TaskTable};
 use tally_taskstats::Counters;
 
 use crate::arch::{self, context::Thread};
@@ -104,7 +104,7 @@ impl Payload {
 pub struct Totals {
     pub msa: MsaTimes,
     /// Delay episodes (run-queue waits, disk waits, interrupts) for taskstats.
-    pub delays: tally_msa::DelayStats,
+    pub delays: tally_microstate::DelayStats,
     pub counters: Counters,
     pub mem: memacct::MemUsage,
 }
@@ -133,7 +133,7 @@ pub struct Hot {
 struct HotStore<'a>(&'a mut Vec<Option<Hot>>);
 
 impl TaskStore for HotStore<'_> {
-    fn task(&mut self, key: SchedKey) -> (&mut SchedEntity, &mut MsaClock) {
+    fn task(&mut self, key: TaskSlot) -> (&mut SchedEntity, &mut MsaClock) {
         let hot = self.0[key.0 as usize].as_mut().expect("scheduler named a freed task");
         (&mut hot.se, &mut hot.clock)
     }
@@ -146,10 +146,10 @@ pub struct Kernel {
     keys: Vec<Option<TaskKey>>,
     rq: RunQueue,
     /// Sleepers by wake-up time (TSC), then sequence: the timer list the tick drains.
-    sleepers: BTreeMap<(u64, u64), SchedKey>,
+    sleepers: BTreeMap<(u64, u64), TaskSlot>,
     sleep_seq: u64,
     /// Tasks sleeping in `wait()`, by the process whose children they wait for.
-    waiters: BTreeMap<TaskKey, Vec<SchedKey>>,
+    waiters: BTreeMap<TaskKey, Vec<TaskSlot>>,
     /// Payloads of released tasks whose stacks may still be in use until the next switch.
     graveyard: Vec<Payload>,
     /// Microstate clocks of every task released so far (for system-wide invariants).
@@ -179,11 +179,11 @@ pub(crate) fn with_kernel<R>(f: impl FnOnce(&mut Kernel) -> R) -> R {
 }
 
 impl Kernel {
-    fn sched_key(key: TaskKey) -> SchedKey {
-        SchedKey(key.index())
+    fn sched_key(key: TaskKey) -> TaskSlot {
+        TaskSlot(key.index())
     }
 
-    fn table_key(&self, key: SchedKey) -> TaskKey {
+    fn table_key(&self, key: TaskSlot) -> TaskKey {
         self.keys[key.0 as usize].expect("scheduler named a freed task")
     }
 
@@ -251,7 +251,7 @@ impl Kernel {
                 }
             }
         }
-        let thread = |k: &Kernel, s: SchedKey| {
+        let thread = |k: &Kernel, s: TaskSlot| {
             k.tasks.get(k.table_key(s)).map(|t| Arc::clone(&t.payload().thread)).expect("runnable task not in the table")
         };
         let prev = match prev_thread {
@@ -329,7 +329,7 @@ fn boot_hot(idle: TaskKey, entry_tsc: u64) -> Vec<Option<Hot>> {
 }
 
 /// The scheduler's name for the running task (`None` before `init`).
-pub(crate) fn current_sched_key() -> Option<SchedKey> {
+pub(crate) fn current_sched_key() -> Option<TaskSlot> {
     arch::cpu::without_interrupts(|| KERNEL.lock().as_ref().map(|k| k.rq.current()))
 }
 
@@ -356,7 +356,7 @@ pub(crate) fn block_current(kind: SleepKind, deadline: Option<u64>) {
 
 /// Make a sleeping task runnable (no effect on a task that is not asleep). Callable from
 /// interrupt handlers; a wake-up of a higher-priority task asks for a reschedule.
-pub(crate) fn wake(key: SchedKey) {
+pub(crate) fn wake(key: TaskSlot) {
     arch::cpu::without_interrupts(|| {
         if let Some(k) = KERNEL.lock().as_mut() {
             let now = arch::tsc::read();
@@ -415,14 +415,14 @@ pub fn irq_enter(line: u8, now: u64) {
 }
 
 /// Record how the interrupt in progress ended (spurious, ...).
-pub fn irq_outcome(kind: tally_msa::IntrKind) {
+pub fn irq_outcome(kind: tally_microstate::IntrKind) {
     if let Some(k) = KERNEL.lock().as_mut() {
         k.rq.irq_mut().set_outcome(kind);
     }
 }
 
 /// Set the kind a line's interrupts count as (the timer's are "watchdog" interrupts).
-pub fn set_line_kind(line: u8, kind: tally_msa::IntrKind) {
+pub fn set_line_kind(line: u8, kind: tally_microstate::IntrKind) {
     with_kernel(|k| k.rq.irq_mut().set_line_kind(line as usize, kind));
 }
 
@@ -465,7 +465,7 @@ pub fn ppid(pid: i32) -> Option<i32> {
 /// Whether `pid` is a zombie (exited, not yet reaped).
 pub fn is_zombie(pid: i32) -> bool {
     with_kernel(|k| {
-        k.tasks.lookup(pid).and_then(|key| k.tasks.get(key)).is_ok_and(|t| t.state() == tally_task::TaskState::Zombie)
+        k.tasks.lookup(pid).and_then(|key| k.tasks.get(key)).is_ok_and(|t| t.exit_state() == tally_tasktable::ExitState::Zombie)
     })
 }
 
@@ -492,7 +492,7 @@ pub struct SystemSnapshot {
     pub tasks: Vec<(i32, [u8; 16], MsaTimes, u64)>,
     pub released: MsaTimes,
     pub total_handler_ticks: u64,
-    pub irq_lines: [tally_msa::IrqLineStats; crate::irq::NR_LINES],
+    pub irq_lines: [tally_microstate::IrqLineStats; crate::irq::NR_LINES],
 }
 
 pub fn snapshot() -> SystemSnapshot {

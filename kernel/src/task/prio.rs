@@ -18,11 +18,11 @@
 //!
 //! The target of `setpriority`/`sched_setscheduler` is a *thread* (`who`/`pid` 0: the
 //! caller), as in Linux, where these calls act on one task. The scheduler side —
-//! re-queueing at the new level, asking for a reschedule — is `tally_sched`'s
+//! re-queueing at the new level, asking for a reschedule — is `tally_runqueue`'s
 //! `set_nice`/`set_scheduler`.
 
-use tally_sched::{Policy, TaskStore};
-use tally_task::{AcctFlags, TaskKey};
+use tally_runqueue::{Policy, TaskStore};
+use tally_tasktable::{AcctFlags, TaskKey};
 use tally_uapi::errno::{EACCES, EINVAL, EPERM, ESRCH};
 
 use super::{with_kernel, HotStore, Kernel};
@@ -39,7 +39,7 @@ impl Kernel {
         }
         let key = self.tasks.lookup(pid)?;
         match self.tasks.get(key) {
-            Ok(t) if t.state() == tally_task::TaskState::Live && t.pid() != tally_task::IDLE_PID => Ok(key),
+            Ok(t) if t.exit_state() == tally_tasktable::ExitState::Live && t.pid() != tally_tasktable::IDLE_PID => Ok(key),
             _ => Err(ESRCH),
         }
     }

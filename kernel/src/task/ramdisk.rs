@@ -13,8 +13,8 @@
 //! ramdisk makes every `spawn` fail with `ENOENT` instead of half-working.
 
 use spin::Once;
-use tally_exec::cpio::Archive;
-use tally_exec::ExecError;
+use tally_loader::cpio::Archive;
+use tally_loader::ExecError;
 
 static RAMDISK: Once<&'static [u8]> = Once::new();
 
@@ -40,7 +40,7 @@ pub fn init(bytes: Option<&'static [u8]>) {
 }
 
 /// The bytes of the regular file at `path` (`/bin/hello`, `bin/hello`: see
-/// `tally_exec::cpio::normalize`).
+/// `tally_loader::cpio::normalize`).
 pub fn find(path: &str) -> Result<&'static [u8], ExecError> {
     let bytes = RAMDISK.get().ok_or(ExecError::NotFound)?;
     Archive::new(bytes).find(path).map(|e| e.data)

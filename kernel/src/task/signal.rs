@@ -18,7 +18,7 @@
 //! Process 1 and kernel threads count signals but never die of them (Linux's init is
 //! protected the same way).
 
-use tally_task::{ExitStatus, TaskKey, INIT_PID};
+use tally_tasktable::{ExitStatus, TaskKey, INIT_PID};
 use tally_uapi::errno::{EINVAL, EPERM};
 use tally_uapi::signal::{default_action, DefaultAction, NSIG_STD};
 
@@ -29,7 +29,7 @@ use crate::arch;
 /// it lives, else its first live thread).
 pub(super) fn count_received(k: &mut Kernel, leader: TaskKey) {
     let receiver = match k.tasks.get(leader) {
-        Ok(t) if t.state() == tally_task::TaskState::Live => Some(leader),
+        Ok(t) if t.exit_state() == tally_tasktable::ExitState::Live => Some(leader),
         _ => k.tasks.threads(leader).ok().and_then(|t| t.first().copied()),
     };
     if let Some(t) = receiver.and_then(|r| k.tasks.get_mut(r).ok()) {

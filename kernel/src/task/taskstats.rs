@@ -7,7 +7,7 @@
 //!
 //! * [`of_pid`]: one thread (live, or a zombie leader) as it stands now.
 //! * [`of_tgid`]: a whole process, "past and present": the totals its exited threads left
-//!   (tally-task's dead-threads accumulator) plus every live thread now — seed 001's
+//!   (tally-tasktable's dead-threads accumulator) plus every live thread now — seed 001's
 //!   per-tgid sum.
 //! * At exit (`lifecycle.rs`), [`exiting_thread`] builds the record of the thread that is
 //!   leaving, and [`exited_group`] the process's when it was the last thread, from the same
@@ -18,8 +18,8 @@
 //! `Vm` under the kernel lock and ask it for its numbers after releasing it.
 
 use alloc::sync::Arc;
-use tally_msa::{DelayStats, MsaTimes};
-use tally_task::{wcoredump, wifsignaled, ExitStatus, TaskKey};
+use tally_microstate::{DelayStats, MsaTimes};
+use tally_tasktable::{wcoredump, wifsignaled, ExitStatus, TaskKey};
 use tally_taskstats::{Memory, TaskAccounting};
 use tally_uapi::errno::ESRCH;
 use tally_uapi::taskstats::{ACORE, AFORK, AXSIG};
@@ -53,16 +53,16 @@ impl Kernel {
         let s = Kernel::sched_key(key);
         let mut store = HotStore(&mut self.hot);
         let (nice, policy) = {
-            let se = tally_sched::TaskStore::entity(&mut store, s);
+            let se = tally_runqueue::TaskStore::entity(&mut store, s);
             (se.nice(), se.policy() as u8)
         };
-        let created = tally_sched::TaskStore::clock(&mut store, s).created();
+        let created = tally_runqueue::TaskStore::clock(&mut store, s).created();
         let ppid = self.tasks.ppid(key).unwrap_or(0);
         let leader = self.tasks.leader(key).unwrap_or(key);
-        let group_created = tally_sched::TaskStore::clock(&mut HotStore(&mut self.hot), Kernel::sched_key(leader)).created();
+        let group_created = tally_runqueue::TaskStore::clock(&mut HotStore(&mut self.hot), Kernel::sched_key(leader)).created();
         let t = self.tasks.get(key)?;
         // With accounting compiled out no creation time is kept: elapsed times read 0.
-        let created_or_now = |c: u64| if tally_msa::ACCOUNTING_ENABLED { c } else { now };
+        let created_or_now = |c: u64| if tally_microstate::ACCOUNTING_ENABLED { c } else { now };
         a.pid = t.pid() as u32;
         a.tgid = t.tgid() as u32;
         a.ppid = ppid as u32;
@@ -88,14 +88,14 @@ impl Kernel {
     fn clocks_into(&mut self, key: TaskKey, now: u64, a: &mut TaskAccounting) {
         let s = Kernel::sched_key(key);
         a.msa_ticks = self.rq.msa_snapshot(&mut HotStore(&mut self.hot), s, now);
-        a.delays = tally_sched::TaskStore::clock(&mut HotStore(&mut self.hot), s).delays(now);
+        a.delays = tally_runqueue::TaskStore::clock(&mut HotStore(&mut self.hot), s).delays(now);
     }
 
     /// The clocks and delays of task `key` at `now`.
     fn clocks_of(&mut self, key: TaskKey, now: u64) -> (MsaTimes, DelayStats) {
         let s = Kernel::sched_key(key);
         let msa = self.rq.msa_snapshot(&mut HotStore(&mut self.hot), s, now);
-        let delays = tally_sched::TaskStore::clock(&mut HotStore(&mut self.hot), s).delays(now);
+        let delays = tally_runqueue::TaskStore::clock(&mut HotStore(&mut self.hot), s).delays(now);
         (msa, delays)
     }
 
@@ -112,7 +112,7 @@ fn fill_memory(a: &mut TaskAccounting, vm: Option<Arc<Vm>>, cpu_ticks: u64) {
 }
 
 fn on_cpu(m: &MsaTimes) -> u64 {
-    use tally_msa::MicroState::*;
+    use tally_microstate::MicroState::*;
     m[OncpuUsr as usize].wrapping_add(m[OncpuSys as usize]).wrapping_add(m[OncpuTrap as usize])
 }
 

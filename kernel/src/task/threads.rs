@@ -21,7 +21,7 @@
 //! refuses with a fatal signal pending).
 
 use alloc::sync::Arc;
-use tally_task::CreateKind;
+use tally_tasktable::CreateKind;
 use tally_uapi::errno::{EAGAIN, EINTR, EINVAL};
 
 use super::lifecycle::inherited_params;

@@ -40,15 +40,15 @@
 
 use alloc::sync::Arc;
 use core::convert::Infallible;
-use tally_msa::MicroState;
-use tally_task::{CreateKind, Task};
+use tally_microstate::MicroState;
+use tally_tasktable::{CreateKind, Task};
 use tally_uapi::errno::{EINVAL, ENOMEM};
 
 use super::lifecycle::{start_task, thread_entry, SchedParams};
 use super::vm::{FaultOutcome, Vm, USER_END};
 use super::{with_kernel, HotStore, Payload, Totals};
 use tally_taskstats::Counters;
-use tally_sched::TaskStore;
+use tally_runqueue::TaskStore;
 use crate::arch::{self, context::Thread};
 use crate::file::FileTable;
 

@@ -257,7 +257,7 @@ impl Vm {
     /// auxiliary vector: the loader's business) copied to the very top, 16-byte aligned.
     /// Returns the initial stack pointer, `(USER_STACK_TOP - initial.len()) & !15`, which the
     /// loader can compute beforehand to build pointers into `initial` — it is exactly the
-    /// `rsp` of `tally_exec::stack::StackImage::build(USER_STACK_TOP, ..)`, whose bytes end
+    /// `rsp` of `tally_loader::stack::StackImage::build(USER_STACK_TOP, ..)`, whose bytes end
     /// at the stack top. At least one page is mapped even for an empty `initial`.
     pub fn setup_stack(&self, initial: &[u8]) -> Result<u64, i32> {
         let len = initial.len() as u64;

@@ -14,12 +14,12 @@
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicBool, Ordering};
 use spin::Mutex;
-use tally_sched::{SleepKind, TaskKey as SchedKey};
+use tally_runqueue::{SleepKind, TaskSlot};
 
 use crate::arch;
 
 pub struct WaitQueue {
-    waiters: Mutex<VecDeque<SchedKey>>,
+    waiters: Mutex<VecDeque<TaskSlot>>,
 }
 
 impl WaitQueue {

@@ -20,7 +20,7 @@
 #![no_main]
 #![deny(unsafe_code)]
 
-use tally_bus::ctrl::getfamily_request;
+use tally_msgbus::ctrl::getfamily_request;
 use tally_rt::bus::BusSocket;
 use tally_rt::sys::{self, decode, raw};
 use tally_rt::uapi::errno::{EFAULT, EINVAL};

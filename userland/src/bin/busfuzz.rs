@@ -1,7 +1,7 @@
 //! `busfuzz SEED COUNT` — sends COUNT malformed or hostile messages to the kernel's
 //! message bus and checks, all along, that correct requests are still answered correctly.
 //!
-//! The bus parser is fuzzed on the host (proptest, `kernel/bus`); this is the same idea
+//! The bus parser is fuzzed on the host (proptest, `kernel/libs/msgbus`); this is the same idea
 //! from ring 3, through the real system calls, against the running kernel. Each message is
 //! one of ten kinds (chosen by a generator seeded with SEED, so a run is reproducible):
 //!
@@ -35,8 +35,8 @@ extern crate alloc;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use tally_bus::msg::{Messages, MsgBuilder};
-use tally_bus::taskstats::{request, AggrKind, Command};
+use tally_msgbus::msg::{Messages, MsgBuilder};
+use tally_msgbus::taskstats::{request, AggrKind, Command};
 use tally_rt::bus::{parse_reply, BusSocket};
 use tally_rt::process::parse_u64;
 use tally_rt::rand::SplitMix64;
@@ -239,7 +239,7 @@ fn garbage(rng: &mut SplitMix64, kind: usize, family: u16, seq: u32) -> Vec<u8> 
             let mut m = if rng.one_in(2) {
                 good_get(family, seq, pid)
             } else {
-                tally_bus::ctrl::getfamily_request(seq, TASKSTATS_GENL_NAME).unwrap_or_default()
+                tally_msgbus::ctrl::getfamily_request(seq, TASKSTATS_GENL_NAME).unwrap_or_default()
             };
             for _ in 0..1 + rng.below(4) {
                 let at = rng.below(m.len() as u64) as usize;

@@ -5,7 +5,7 @@
 //! getdelays [-dilqvM] [-w logfile] [-r bufsize] [-m cpumask] [-n count] [-t tgid] [-p pid] [-c cmd [args...]]
 //! ```
 //!
-//! The program is a client of the kernel's message bus (`tally-bus`, framed like Linux
+//! The program is a client of the kernel's message bus (`tally-msgbus`, framed like Linux
 //! generic netlink, seed 001). Everything it does is a message:
 //!
 //! 1. It opens `socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC)` (with `-r`, sets `SO_RCVBUF`
@@ -82,10 +82,10 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
-use tally_bus::ctrl::{getfamily_request, parse_family_reply};
-use tally_bus::msg::{Messages, Msg};
-use tally_bus::taskstats::{request, AggrKind, AggrRecord, Command, TaskstatsMessage};
-use tally_bus::parse_taskstats_message;
+use tally_msgbus::ctrl::{getfamily_request, parse_family_reply};
+use tally_msgbus::msg::{Messages, Msg};
+use tally_msgbus::taskstats::{request, AggrKind, AggrRecord, Command, TaskstatsMessage};
+use tally_msgbus::parse_taskstats_message;
 use tally_rt::process::{describe, parse_i64, spawn_command};
 use tally_rt::uapi::errno::{EAGAIN, EINTR, ENOBUFS};
 use tally_rt::uapi::msa::MicroState;

@@ -272,7 +272,7 @@ impl Held {
 /// that the target exists): SIGCHLD, SIGCONT, SIGURG, SIGWINCH. (SIGSTOP and its kin are
 /// ignored by Tally, which has no job control, but would stop the fuzzer on Linux.)
 const HARMLESS_SIGNALS: [i32; 5] = [0, 17, 18, 23, 28];
-/// No process has a pid this high: Tally's pids stay below 32768 (`tally_task`'s
+/// No process has a pid this high: Tally's pids stay below 32768 (`tally_tasktable`'s
 /// `PID_MAX_DEFAULT`), Linux's below `pid_max`, at most 4194304 (`PID_MAX_LIMIT`).
 const NO_SUCH_PID: u32 = 1 << 22;
 /// Highest signal number a kernel may accept (Linux's real-time signals end at 64; Tally's

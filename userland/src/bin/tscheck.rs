@@ -74,8 +74,8 @@ extern crate alloc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use tally_bus::msg::Messages;
-use tally_bus::taskstats::{AggrKind, Command};
+use tally_msgbus::msg::Messages;
+use tally_msgbus::taskstats::{AggrKind, Command};
 use tally_rt::bus::{parse_reply, BusSocket};
 use tally_rt::process::{describe, parse_u64, spawn_command};
 use tally_rt::thread::{self, Latch};
@@ -519,7 +519,7 @@ fn check_sockio() -> Step<i32> {
     let (b, _) = get(&mut sock, family, Command::Pid(tid), AggrKind::Pid)?;
     // Then a GET sent with write() and answered with read(), and D (sendto) to see them.
     let seq = sock.next_seq();
-    let req = step("request", tally_bus::taskstats::request(family, seq, 0, Command::Pid(tid)).map_err(Errno))?;
+    let req = step("request", tally_msgbus::taskstats::request(family, seq, 0, Command::Pid(tid)).map_err(Errno))?;
     let mut buf = alloc::vec![0u8; 4096];
     let sent = step("write", sys::write(sock.fd(), &req))?;
     let got = step("read", sys::read(sock.fd(), &mut buf))?;

@@ -32,7 +32,7 @@
 #![no_main]
 #![deny(unsafe_code)]
 
-use tally_bus::taskstats::{request, Command};
+use tally_msgbus::taskstats::{request, Command};
 use tally_rt::bus::BusSocket;
 use tally_rt::process::parse_i64;
 use tally_rt::uapi::msa::{ClkT, MSA_SELF, NR_MICROSTATES};

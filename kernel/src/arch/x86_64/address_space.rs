@@ -166,7 +166,7 @@ impl AddressSpace {
     unsafe fn leaf<'a>(
         &'a self,
         va: u64,
-        mut frames: Option<&mut tally_mm::FrameAllocator>,
+        mut frames: Option<&mut tally_frames::FrameAllocator>,
     ) -> Result<&'a mut PageTableEntry, SpaceError> {
         let idx = indexes(va);
         // SAFETY: the root is this space's own table; the caller holds the lock.
@@ -222,7 +222,7 @@ impl AddressSpace {
         if start >= end || start % PAGE_SIZE != 0 || end % PAGE_SIZE != 0 || !is_user_range(start, end - start) {
             return 0;
         }
-        fn level(phys: u64, depth: usize, base: u64, start: u64, end: u64, freed: &mut u64, frames: &mut tally_mm::FrameAllocator) {
+        fn level(phys: u64, depth: usize, base: u64, start: u64, end: u64, freed: &mut u64, frames: &mut tally_frames::FrameAllocator) {
             // Bytes covered by one entry at this depth: 512 GiB, 1 GiB, 2 MiB, 4 KiB.
             let span = 1u64 << (39 - 9 * depth);
             // SAFETY: `phys` is a page-table frame of this space (the root, or reached

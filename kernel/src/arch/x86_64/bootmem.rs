@@ -7,7 +7,7 @@
 //! so `crate::mm` never hands them out. The bytes therefore stay where they are, unchanged,
 //! for as long as the kernel runs — which is what [`ramdisk`] promises by returning a
 //! `&'static [u8]`. Everything that reads the archive (`crate::task::ramdisk`,
-//! `tally_exec::cpio`) is safe code over that slice.
+//! `tally_loader::cpio`) is safe code over that slice.
 
 /// The ramdisk as a byte slice, from the boot loader's `(address, length)`; `None` when
 /// there is none (or a length that cannot be a real mapping).

@@ -3,7 +3,7 @@
 //! The boot loader maps all of physical memory at a fixed offset in the upper half, so the
 //! kernel can reach any page-table frame through that window; the `x86_64` crate's
 //! `OffsetPageTable` walks and edits the tables that way. Frames come from the
-//! hardware-independent `tally_mm::FrameAllocator` held in `crate::mm`.
+//! hardware-independent `tally_frames::FrameAllocator` held in `crate::mm`.
 //!
 //! Everything here edits the *kernel's* level-4 table (the one the boot loader built, read
 //! from CR3 at [`init`]), whichever table is active: the upper half of every user address
@@ -27,9 +27,9 @@ static KERNEL_ROOT: Once<u64> = Once::new();
 static MAPPER_LOCK: Mutex<()> = Mutex::new(());
 
 /// Adapts the safe frame bookkeeping to the `x86_64` crate's allocator trait.
-pub(super) struct Frames<'a>(pub(super) &'a mut tally_mm::FrameAllocator);
+pub(super) struct Frames<'a>(pub(super) &'a mut tally_frames::FrameAllocator);
 
-// SAFETY: `tally_mm::FrameAllocator` hands out only frames of usable RAM from the boot memory
+// SAFETY: `tally_frames::FrameAllocator` hands out only frames of usable RAM from the boot memory
 // map, and never one that is currently allocated (property-tested in that crate).
 unsafe impl FrameAllocator<Size4KiB> for Frames<'_> {
     fn allocate_frame(&mut self) -> Option<PhysFrame<Size4KiB>> {

@@ -5,7 +5,7 @@
 //!   it the reference for measuring the TSC's frequency at boot (as Linux's
 //!   `pit_calibrate_tsc` does).
 
-use tally_time::PIT_HZ;
+use tally_clock::PIT_HZ;
 use x86_64::instructions::port::Port;
 
 const CH0_DATA: u16 = 0x40;

@@ -2,9 +2,9 @@
 //!
 //! The registers are read until two consecutive reads agree and no update is in progress,
 //! so a read racing the RTC's once-a-second update is never used; decoding is in
-//! `tally_time::rtc`.
+//! `tally_clock::rtc`.
 
-use tally_time::rtc::RtcRaw;
+use tally_clock::rtc::RtcRaw;
 use x86_64::instructions::port::Port;
 
 fn cmos(reg: u8) -> u8 {

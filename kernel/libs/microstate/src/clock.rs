@@ -1,0 +1,363 @@
+//! The per-task microstate clock.
+//!
+//! One [`MsaClock`] lives in every task. It remembers when the task was created, which
+//! microstate it is in, when it entered that state, and how many TSC ticks it has spent in
+//! each state *before* the current one. Every state change goes through [`MsaClock::switch`],
+//! which folds the time since the last change into the old state's clock. Nothing else in the
+//! kernel writes these fields, which is what makes the accounting identity
+//!
+//! ```text
+//!   Σ snapshot(now)  ==  now - created
+//! ```
+//!
+//! true at every instant: time is only ever moved from "since the last change" into exactly
+//! one state's clock, never created or dropped.
+//!
+//! The same switches also delimit *delay episodes* (runs of time waiting for the CPU, the
+//! disk or an interrupt), which taskstats reports as Linux's delay accounting: see
+//! [`crate::delay`]. They cost one table lookup per switch and a little more only when the
+//! delay class changes.
+//!
+//! Callers: the scheduler (`tally-runqueue`) on sleeps, wake-ups and context switches;
+//! [`crate::IrqAccounting`] on interrupt entry and exit; the kernel's system-call and trap
+//! entry paths for `ONCPU_USR` ↔ `ONCPU_SYS` ↔ `ONCPU_TRAP`; and the `msa()` system call,
+//! which reads [`MsaClock::snapshot`].
+
+use crate::delay::DelayStats;
+#[cfg(feature = "accounting")]
+use crate::delay::{DelayEpisodes, DELAY_CLASS, NR_DELAY_CLASSES};
+use tally_uapi::msa::{MicroState, NR_MICROSTATES};
+
+/// One value per microstate, indexed by [`MicroState::index`]: TSC ticks inside the kernel.
+pub type MsaTimes = [u64; NR_MICROSTATES];
+
+/// A task's microstate clocks (see the module documentation).
+///
+/// With the `accounting` feature off this is an empty struct: every method keeps its
+/// signature, switches do nothing, and every reading is zero.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MsaClock {
+    #[cfg(feature = "accounting")]
+    created: u64,
+    #[cfg(feature = "accounting")]
+    last_change: u64,
+    #[cfg(feature = "accounting")]
+    state: MicroState,
+    /// Time spent in each state up to `last_change` (the current state's running span is not
+    /// in here yet; [`MsaClock::snapshot`] adds it).
+    #[cfg(feature = "accounting")]
+    clocks: MsaTimes,
+    /// Closed episodes of each delay class, plus the count of the open one (indexed by
+    /// `DelayClass as usize`).
+    #[cfg(feature = "accounting")]
+    episodes: [DelayEpisodes; NR_DELAY_CLASSES],
+    /// Where the open delay episode began (a past `last_change`); meaningless while the
+    /// current state is no delay.
+    #[cfg(feature = "accounting")]
+    episode_start: u64,
+}
+
+impl MsaClock {
+    /// A clock for a task born at TSC `now`, starting out in `state`.
+    #[allow(unused_variables)]
+    pub const fn new(now: u64, state: MicroState) -> Self {
+        // A task born into a delay state (a new task waits on the run queue) starts its
+        // first episode at birth.
+        #[cfg(feature = "accounting")]
+        let episodes = {
+            let mut e = [DelayEpisodes::ZERO; NR_DELAY_CLASSES];
+            let class = DELAY_CLASS[state.index()] as usize;
+            if class < NR_DELAY_CLASSES {
+                e[class].count = 1;
+            }
+            e
+        };
+        MsaClock {
+            #[cfg(feature = "accounting")]
+            created: now,
+            #[cfg(feature = "accounting")]
+            last_change: now,
+            #[cfg(feature = "accounting")]
+            state,
+            #[cfg(feature = "accounting")]
+            clocks: [0; NR_MICROSTATES],
+            #[cfg(feature = "accounting")]
+            episodes,
+            #[cfg(feature = "accounting")]
+            episode_start: now,
+        }
+    }
+
+    /// The task changes to `new` at TSC `now`: the time since the last change is charged to
+    /// the state it is leaving.
+    ///
+    /// Switching to the state the task is already in is allowed and only moves the time
+    /// already spent into the clock. `now` should never go backwards; if it does (a TSC that
+    /// is not synchronised between CPUs, say), nothing is charged and the last-change time is
+    /// kept, so no tick is ever counted twice.
+    ///
+    /// When the delay class changes (see [`crate::delay`]) the open episode closes and/or a
+    /// new one opens, at `last_change` as just updated — the instant from which the clocks
+    /// themselves charge the new state, so episodes and clocks agree to the tick.
+    #[inline]
+    #[allow(unused_variables)]
+    pub fn switch(&mut self, now: u64, new: MicroState) {
+        #[cfg(feature = "accounting")]
+        {
+            if now > self.last_change {
+                self.clocks[self.state.index()] += now - self.last_change;
+                self.last_change = now;
+            }
+            let from = DELAY_CLASS[self.state.index()];
+            let to = DELAY_CLASS[new.index()];
+            if from != to {
+                self.delay_boundary(from, to);
+            }
+            self.state = new;
+        }
+    }
+
+    /// The delay class changes from `from` to `to` at `last_change` (either may be
+    /// `NO_DELAY`, which `get_mut` does not find).
+    #[cfg(feature = "accounting")]
+    #[inline]
+    fn delay_boundary(&mut self, from: u8, to: u8) {
+        let at = self.last_change;
+        if let Some(e) = self.episodes.get_mut(from as usize) {
+            e.close(at - self.episode_start, at);
+        }
+        if let Some(e) = self.episodes.get_mut(to as usize) {
+            e.open();
+            self.episode_start = at;
+        }
+    }
+
+    /// The state the task is in. Without the `accounting` feature this is always `ONCPU_SYS`
+    /// (nothing is tracked).
+    #[inline]
+    pub fn state(&self) -> MicroState {
+        #[cfg(feature = "accounting")]
+        {
+            self.state
+        }
+        #[cfg(not(feature = "accounting"))]
+        {
+            MicroState::OncpuSys
+        }
+    }
+
+    /// TSC value at which the task was created (0 without accounting).
+    #[inline]
+    pub fn created(&self) -> u64 {
+        #[cfg(feature = "accounting")]
+        {
+            self.created
+        }
+        #[cfg(not(feature = "accounting"))]
+        {
+            0
+        }
+    }
+
+    /// TSC value of the last state change (0 without accounting).
+    #[inline]
+    pub fn last_change(&self) -> u64 {
+        #[cfg(feature = "accounting")]
+        {
+            self.last_change
+        }
+        #[cfg(not(feature = "accounting"))]
+        {
+            0
+        }
+    }
+
+    /// The clocks as of the last state change, *without* the current state's running span.
+    #[inline]
+    pub fn settled(&self) -> MsaTimes {
+        #[cfg(feature = "accounting")]
+        {
+            self.clocks
+        }
+        #[cfg(not(feature = "accounting"))]
+        {
+            [0; NR_MICROSTATES]
+        }
+    }
+
+    /// The clocks as they stand at `now`, including the time spent so far in the current
+    /// state. This is what `msa()` reports; it does not modify the clock.
+    #[allow(unused_variables)]
+    pub fn snapshot(&self, now: u64) -> MsaTimes {
+        #[allow(unused_mut)]
+        let mut times = self.settled();
+        #[cfg(feature = "accounting")]
+        {
+            times[self.state.index()] += now.saturating_sub(self.last_change);
+        }
+        times
+    }
+
+    /// The clocks at `now` as they *would* stand had the task switched to `state` at `at`
+    /// (`last_change <= at <= now`). The scheduler uses this to read a task whose change of
+    /// queue it has not yet written down (the lazy array flip); the clock is not modified.
+    #[allow(unused_variables)]
+    pub fn snapshot_as_if_switched(&self, at: u64, state: MicroState, now: u64) -> MsaTimes {
+        #[cfg(feature = "accounting")]
+        {
+            let mut shadow = self.clone();
+            shadow.switch(at, state);
+            shadow.snapshot(now)
+        }
+        #[cfg(not(feature = "accounting"))]
+        {
+            [0; NR_MICROSTATES]
+        }
+    }
+
+    /// The task's delays at `now`: the closed episodes, and the open one (if the task is in
+    /// a delay state) as if it ended at `now`, so that the totals agree with
+    /// [`MsaClock::snapshot`] at the same `now`. Does not modify the clock. All zero without
+    /// the `accounting` feature.
+    #[allow(unused_variables)]
+    pub fn delays(&self, now: u64) -> DelayStats {
+        #[cfg(feature = "accounting")]
+        {
+            let mut e = self.episodes;
+            if let Some(open) = e.get_mut(DELAY_CLASS[self.state.index()] as usize) {
+                let end = now.max(self.last_change);
+                open.close(end - self.episode_start, end);
+            }
+            DelayStats::from_classes(e)
+        }
+        #[cfg(not(feature = "accounting"))]
+        {
+            DelayStats::ZERO
+        }
+    }
+
+    /// [`MsaClock::delays`] as it *would* read had the task switched to `state` at `at`: the
+    /// companion of [`MsaClock::snapshot_as_if_switched`]. (For the lazy array flip it gives
+    /// the same numbers as `delays(now)`: both queues are one delay class.)
+    #[allow(unused_variables)]
+    pub fn delays_as_if_switched(&self, at: u64, state: MicroState, now: u64) -> DelayStats {
+        #[cfg(feature = "accounting")]
+        {
+            let mut shadow = self.clone();
+            shadow.switch(at, state);
+            shadow.delays(now)
+        }
+        #[cfg(not(feature = "accounting"))]
+        {
+            DelayStats::ZERO
+        }
+    }
+
+    /// Add this task's clocks at `now` into `sum` — how `MSA_SELF` adds up a process's
+    /// threads and `MSA_CHILDREN` keeps the totals of reaped children. The same numbers as
+    /// adding [`MsaClock::snapshot`], without building the snapshot first (`msa()` is a hot
+    /// path).
+    #[inline]
+    #[allow(unused_variables)]
+    pub fn add_to(&self, now: u64, sum: &mut MsaTimes) {
+        #[cfg(feature = "accounting")]
+        {
+            for (total, t) in sum.iter_mut().zip(&self.clocks) {
+                *total = total.wrapping_add(*t);
+            }
+            let running = &mut sum[self.state.index()];
+            *running = running.wrapping_add(now.saturating_sub(self.last_change));
+        }
+    }
+}
+
+#[cfg(all(test, feature = "accounting"))]
+mod tests {
+    use super::*;
+    use MicroState::*;
+
+    #[test]
+    fn switch_charges_the_state_being_left() {
+        let mut c = MsaClock::new(100, OnActiveQueue);
+        c.switch(130, OncpuSys);
+        c.switch(180, InterruptibleSleep);
+        let t = c.settled();
+        assert_eq!(t[OnActiveQueue.index()], 30);
+        assert_eq!(t[OncpuSys.index()], 50);
+        assert_eq!(c.state(), InterruptibleSleep);
+        let s = c.snapshot(200);
+        assert_eq!(s[InterruptibleSleep.index()], 20);
+        assert_eq!(s.iter().sum::<u64>(), 100);
+    }
+
+    #[test]
+    fn time_going_backwards_never_panics_nor_double_counts() {
+        let mut c = MsaClock::new(1_000, OncpuSys);
+        c.switch(900, OnActiveQueue); // backwards: nothing charged, last change kept
+        assert_eq!(c.last_change(), 1_000);
+        assert_eq!(c.state(), OnActiveQueue);
+        assert_eq!(c.snapshot(950).iter().sum::<u64>(), 0);
+        c.switch(1_100, OncpuSys);
+        assert_eq!(c.snapshot(1_100).iter().sum::<u64>(), 100);
+        assert_eq!(c.snapshot(1_100)[OnActiveQueue.index()], 100);
+    }
+
+    #[test]
+    fn snapshot_as_if_switched_splits_the_current_span() {
+        let mut c = MsaClock::new(0, OncpuSys);
+        c.switch(10, OnExpiredQueue);
+        let s = c.snapshot_as_if_switched(25, OnActiveQueue, 40);
+        assert_eq!(s[OnExpiredQueue.index()], 15);
+        assert_eq!(s[OnActiveQueue.index()], 15);
+        assert_eq!(c.state(), OnExpiredQueue, "reading must not modify");
+    }
+
+    #[test]
+    fn add_to_sums_threads() {
+        let a = MsaClock::new(0, OncpuUsr);
+        let b = MsaClock::new(5, OncpuSys);
+        let mut sum = [0; NR_MICROSTATES];
+        a.add_to(10, &mut sum);
+        b.add_to(10, &mut sum);
+        assert_eq!(sum[OncpuUsr.index()], 10);
+        assert_eq!(sum[OncpuSys.index()], 5);
+    }
+
+    #[test]
+    fn add_to_adds_exactly_the_snapshot() {
+        let mut c = MsaClock::new(100, OnActiveQueue);
+        c.switch(130, OncpuUsr);
+        c.switch(180, OncpuSys);
+        c.switch(200, OncpuUsr);
+        // A reading before the last change (a TSC going backwards) adds no running span.
+        for now in [150, 200, 260] {
+            let mut sum = [u64::MAX - 1; NR_MICROSTATES];
+            sum[OncpuSys.index()] = 7;
+            let mut expected = sum;
+            for (e, t) in expected.iter_mut().zip(c.snapshot(now)) {
+                *e = e.wrapping_add(t);
+            }
+            c.add_to(now, &mut sum);
+            assert_eq!(sum, expected, "now {now}");
+        }
+    }
+}
+
+#[cfg(all(test, not(feature = "accounting")))]
+mod tests_compiled_out {
+    use super::*;
+
+    #[test]
+    fn everything_reads_zero() {
+        let mut c = MsaClock::new(100, MicroState::OnActiveQueue);
+        c.switch(200, MicroState::OncpuUsr);
+        assert_eq!(c.snapshot(300), [0; NR_MICROSTATES]);
+        assert_eq!(c.created(), 0);
+        assert_eq!(c.delays(300), crate::DelayStats::ZERO);
+        assert_eq!(
+            c.delays_as_if_switched(300, MicroState::Interrupted, 400),
+            crate::DelayStats::ZERO
+        );
+        assert_eq!(core::mem::size_of::<MsaClock>(), 0);
+    }
+}
