@@ -8,7 +8,6 @@
 use alloc::string::String;
 use spin::Once;
 
-use crate::arch;
 
 static CMDLINE: Once<String> = Once::new();
 const MAX_LEN: usize = 4096;
@@ -16,7 +15,7 @@ const MAX_LEN: usize = 4096;
 pub fn init() {
     CMDLINE.call_once(|| {
         let mut buf = [0u8; MAX_LEN];
-        let len = arch::fw_cfg::read_file("opt/tally/cmdline", &mut buf).unwrap_or(0).min(MAX_LEN);
+        let len = hal::fw_cfg::read_file("opt/tally/cmdline", &mut buf).unwrap_or(0).min(MAX_LEN);
         let text = core::str::from_utf8(&buf[..len]).unwrap_or("");
         String::from(text.trim_end_matches('\0').trim())
     });

@@ -7,13 +7,12 @@
 use core::fmt::{self, Write};
 use spin::Mutex;
 
-use crate::arch;
 
 struct Serial;
 
 impl Write for Serial {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        arch::serial::write_str(s);
+        hal::serial::write_str(s);
         Ok(())
     }
 }
@@ -23,7 +22,7 @@ static CONSOLE: Mutex<Serial> = Mutex::new(Serial);
 
 #[doc(hidden)]
 pub fn _print(args: fmt::Arguments) {
-    arch::cpu::without_interrupts(|| {
+    hal::cpu::without_interrupts(|| {
         let _ = CONSOLE.lock().write_fmt(args);
     });
 }
@@ -33,7 +32,7 @@ pub fn emergency_print(args: fmt::Arguments) {
     struct Emergency;
     impl Write for Emergency {
         fn write_str(&mut self, s: &str) -> fmt::Result {
-            arch::serial::write_str_emergency(s);
+            hal::serial::write_str_emergency(s);
             Ok(())
         }
     }

@@ -11,13 +11,13 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::report::{self, Row};
 use crate::task::{self, SchedParams};
-use crate::{arch, drivers, time};
+use crate::{drivers, time};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
 fn spin_ms(ms: u64) {
-    let until = arch::tsc::read() + time::clock().ns_to_ticks(ms * 1_000_000);
-    while arch::tsc::read() < until {
+    let until = hal::tsc::read() + time::clock().ns_to_ticks(ms * 1_000_000);
+    while hal::tsc::read() < until {
         core::hint::spin_loop();
     }
 }

@@ -1,6 +1,6 @@
 //! Hardware interrupt dispatch: from an IRQ line's IDT stub to its handler and the EOI.
 //!
-//! `arch::idt` sends every legacy IRQ (lines 0–15) here. Lines 7 and 15 are where the 8259
+//! `hal::idt` sends every legacy IRQ (lines 0–15) here. Lines 7 and 15 are where the 8259
 //! reports *spurious* interrupts, so before anything else the PIC's in-service register is
 //! checked: a spurious interrupt is counted and gets no EOI (a spurious 15 gets the master's
 //! EOI only). A real one is counted, its handler runs, and the EOI is sent.
@@ -17,7 +17,6 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Mutex;
 use tally_microstate::IntrKind;
 
-use crate::arch;
 
 pub const NR_LINES: usize = 16;
 pub const TIMER_LINE: u8 = 0;
@@ -48,8 +47,8 @@ static TICKS: AtomicU64 = AtomicU64::new(0);
 
 /// Install `handler` for `line` and unmask the line.
 pub fn register(line: u8, handler: Handler) {
-    arch::cpu::without_interrupts(|| HANDLERS.lock()[line as usize] = Some(handler));
-    arch::pic::unmask(line);
+    hal::cpu::without_interrupts(|| HANDLERS.lock()[line as usize] = Some(handler));
+    hal::pic::unmask(line);
 }
 
 /// Called by the IDT stub of `line`, with interrupts disabled. The interrupt accounting
@@ -61,12 +60,12 @@ pub fn register(line: u8, handler: Handler) {
 /// user mode — where a thread whose process is being killed exits instead
 /// (`task::exit_if_killed`; a thread preempted in user mode leaves this way).
 pub fn dispatch(line: u8, from_user: bool) {
-    crate::task::irq_enter(line, arch::tsc::read());
-    if (line == 7 || line == 15) && !arch::pic::in_service(line) {
+    crate::task::irq_enter(line, hal::tsc::read());
+    if (line == 7 || line == 15) && !hal::pic::in_service(line) {
         SPURIOUS[line as usize].fetch_add(1, Ordering::Relaxed);
         crate::task::irq_outcome(IntrKind::Spurious);
         if line == 15 {
-            arch::pic::end_of_interrupt_master_only();
+            hal::pic::end_of_interrupt_master_only();
         }
     } else {
         COUNT[line as usize].fetch_add(1, Ordering::Relaxed);
@@ -74,7 +73,7 @@ pub fn dispatch(line: u8, from_user: bool) {
         if let Some(h) = handler {
             h();
         }
-        arch::pic::end_of_interrupt(line);
+        hal::pic::end_of_interrupt(line);
     }
     crate::task::irq_return(line);
     if from_user {
@@ -84,13 +83,13 @@ pub fn dispatch(line: u8, from_user: bool) {
 
 fn timer_tick() {
     TICKS.fetch_add(1, Ordering::Relaxed);
-    crate::task::tick(arch::tsc::read());
+    crate::task::tick(hal::tsc::read());
 }
 
 /// Start the tick: PIT channel 0 at [`HZ`] on line 0 (counted as a watchdog interrupt).
 pub fn init() {
     crate::task::set_line_kind(TIMER_LINE, IntrKind::Watchdog);
-    let divisor = arch::pit::start_periodic(HZ);
+    let divisor = hal::pit::start_periodic(HZ);
     register(TIMER_LINE, timer_tick);
     log::info!("PIT: {HZ} Hz tick (divisor {divisor})");
 }
@@ -112,7 +111,7 @@ pub fn spurious(line: u8) -> u64 {
 
 /// [`count`] and [`spurious`] of every line, read together.
 pub fn counters() -> ([u64; NR_LINES], [u64; NR_LINES]) {
-    arch::cpu::without_interrupts(|| {
+    hal::cpu::without_interrupts(|| {
         (
             core::array::from_fn(|l| COUNT[l].load(Ordering::Relaxed)),
             core::array::from_fn(|l| SPURIOUS[l].load(Ordering::Relaxed)),

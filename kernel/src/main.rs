@@ -13,18 +13,14 @@
 //! other module here is safe glue over the hardware-independent crates in `kernel/*/`.
 #![no_std]
 #![no_main]
-#![feature(abi_x86_interrupt)]
-#![deny(unsafe_op_in_unsafe_fn)]
-// The rule, enforced by the compiler: no `unsafe` outside the arch layer.
-#![deny(unsafe_code)]
+// The rule, enforced by the compiler: no `unsafe` in the kernel; it lives in `tally-hal`.
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 
 #[macro_use]
 mod console;
 mod demo;
-#[allow(unsafe_code)]
-mod arch;
 mod bench;
 mod bus;
 mod cmdline;
@@ -41,39 +37,31 @@ mod task;
 mod time;
 mod trap;
 
-use bootloader_api::config::{BootloaderConfig, Mapping};
 use bootloader_api::BootInfo;
 
-/// Boot loader settings: map all physical memory (page tables are edited through that
-/// window), give the boot stack 128 KiB, and keep the loader's own mappings in the first
-/// quarter of the upper half so the kernel can place its heap and stacks above them.
-pub static BOOT_CONFIG: BootloaderConfig = {
-    let mut config = BootloaderConfig::new_default();
-    config.mappings.kernel_base = Mapping::FixedAddress(0xffff_8000_0000_0000);
-    config.mappings.physical_memory = Some(Mapping::Dynamic);
-    config.mappings.dynamic_range_start = Some(0xffff_8000_0000_0000);
-    config.mappings.dynamic_range_end = Some(0xffff_bfff_ffff_ffff);
-    config.kernel_stack_size = 128 * 1024;
-    config
-};
-
-bootloader_api::entry_point!(kmain, config = &BOOT_CONFIG);
+bootloader_api::entry_point!(kmain, config = &hal::BOOT_CONFIG);
 
 fn kmain(boot_info: &'static mut BootInfo) -> ! {
-    let entry_tsc = arch::tsc::read();
-    arch::serial::init();
+    let entry_tsc = hal::tsc::read();
+    hal::serial::init();
     console::init();
     println!("Tally {} — a teaching kernel about where time goes", env!("CARGO_PKG_VERSION"));
-    arch::gdt::init();
-    arch::idt::init();
-    let cpu = arch::usermode::init();
-    let ramdisk = arch::bootmem::ramdisk(boot_info.ramdisk_addr.into_option(), boot_info.ramdisk_len);
+    hal::gdt::init();
+    hal::idt::init(hal::idt::TrapHandlers {
+        exception: trap::exception,
+        page_fault: trap::page_fault,
+        breakpoint: trap::breakpoint,
+        fatal: trap::fatal,
+        irq: irq::dispatch,
+    });
+    let cpu = hal::usermode::init(hal::syscall_entry::SyscallHandlers { entry: syscall::entry, leave: syscall::leave });
+    let ramdisk = hal::bootmem::ramdisk(boot_info.ramdisk_addr.into_option(), boot_info.ramdisk_len);
     mm::init(boot_info);
-    arch::address_space::init();
+    hal::address_space::init();
     cmdline::init();
     console::set_level(cmdline::get("loglevel").unwrap_or("info"));
     log::info!("user mode: syscall/sysret on, SMEP {}, SMAP {}", on_off(cpu.smep), on_off(cpu.smap));
-    arch::pic::init();
+    hal::pic::init();
     time::init(entry_tsc);
     bus::init();
     task::init(entry_tsc, init_main);
@@ -81,10 +69,10 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     irq::init();
     drivers::init();
     kstats::init();
-    let ready_us = time::clock().ticks_to_ns(arch::tsc::read() - entry_tsc) / 1000;
+    let ready_us = time::clock().ticks_to_ns(hal::tsc::read() - entry_tsc) / 1000;
     log::info!("ready in {ready_us} us (kernel main to interrupts on, TSC)");
     println!("kernel: ready");
-    arch::cpu::enable_interrupts();
+    hal::cpu::enable_interrupts();
     // The boot thread becomes the idle task; init (pid 1) runs what the command line asks.
     task::idle_loop()
 }
@@ -110,7 +98,7 @@ fn init_main(_: u64) {
     if cmdline::get("demo") != Some("off") {
         if let Err(why) = demo::run() {
             println!("demo: FAILED: {why}");
-            arch::qemu::exit(arch::qemu::ExitCode::Failure);
+            hal::qemu::exit(hal::qemu::ExitCode::Failure);
         }
     }
     let program = cmdline::get("init");
@@ -128,5 +116,5 @@ fn init_main(_: u64) {
     // `argv` is handed over: on success nothing of this frame is ever dropped.
     let Err(e) = task::exec_program("/bin/init", argv);
     println!("kernel: cannot exec /bin/init: errno {e}");
-    arch::qemu::exit(arch::qemu::ExitCode::Failure);
+    hal::qemu::exit(hal::qemu::ExitCode::Failure);
 }

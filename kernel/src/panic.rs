@@ -2,7 +2,7 @@
 
 use core::panic::PanicInfo;
 
-use crate::arch::{self, qemu::ExitCode};
+use hal::qemu::ExitCode;
 use crate::console::emergency_print;
 
 #[panic_handler]
@@ -17,5 +17,5 @@ fn panic(info: &PanicInfo) -> ! {
         )),
         None => emergency_print(format_args!("\nKERNEL PANIC: {}\n", info.message())),
     }
-    arch::qemu::exit(ExitCode::Failure)
+    hal::qemu::exit(ExitCode::Failure)
 }

@@ -8,7 +8,6 @@
 use spin::Once;
 use tally_clock::{calibrate, TscClock};
 
-use crate::arch;
 
 static CLOCK: Once<TscClock> = Once::new();
 static BOOT_UNIX_SECONDS: Once<u64> = Once::new();
@@ -19,7 +18,7 @@ const CALIBRATION_PIT_TICKS: u16 = 11_932;
 pub fn init(boot_tsc: u64) {
     let mut samples = [0u64; 3];
     for s in &mut samples {
-        let delta = arch::cpu::without_interrupts(|| arch::pit::measure_tsc(CALIBRATION_PIT_TICKS));
+        let delta = hal::cpu::without_interrupts(|| hal::pit::measure_tsc(CALIBRATION_PIT_TICKS));
         *s = calibrate(delta, CALIBRATION_PIT_TICKS as u64).unwrap_or(1);
     }
     samples.sort_unstable();
@@ -32,7 +31,7 @@ pub fn init(boot_tsc: u64) {
         samples[1],
         samples[2]
     );
-    let raw = arch::rtc::read();
+    let raw = hal::rtc::read();
     let unix = raw.decode().map_or(0, |dt| {
         log::info!(
             "RTC: {:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
@@ -50,7 +49,7 @@ pub fn clock() -> TscClock {
 
 /// Nanoseconds since kernel entry; `None` before the TSC is calibrated.
 pub fn monotonic_ns() -> Option<u64> {
-    CLOCK.get().map(|c| c.monotonic_ns(arch::tsc::read()))
+    CLOCK.get().map(|c| c.monotonic_ns(hal::tsc::read()))
 }
 
 /// Seconds since 1970 when the kernel booted (0 if the RTC was unreadable).

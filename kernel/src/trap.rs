@@ -2,7 +2,7 @@
 //!
 //! A breakpoint is reported and execution resumes after the `int3`. (A page fault in the
 //! direct user copy never gets here: `arch`'s `idt.rs` sends it back to the copy, see
-//! `arch::uaccess`.) Every other exception in the kernel is fatal: the report names the
+//! `hal::uaccess`.) Every other exception in the kernel is fatal: the report names the
 //! exception, its vector, the error code, RIP, and CR2 for page faults, and the run ends
 //! through QEMU's exit device with a failure status, so a broken kernel never hangs or
 //! reboots in a loop.
@@ -27,7 +27,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use tally_microstate::MicroState;
 
-use crate::arch::{self, idt::Exception, qemu::ExitCode};
+use hal::{idt::Exception, qemu::ExitCode};
 use crate::console::emergency_print;
 use crate::task;
 
@@ -160,12 +160,12 @@ pub fn fatal(e: &Exception) -> ! {
     if let Some(cr2) = e.cr2 {
         emergency_print(format_args!("  cr2={cr2:#018x}\n"));
         if e.vector == 8 && cr2 < e.rsp && e.rsp - cr2 <= STACK_OVERFLOW_WINDOW {
-            let (lo, hi) = arch::gdt::double_fault_stack();
+            let (lo, hi) = hal::gdt::double_fault_stack();
             emergency_print(format_args!(
                 "  kernel stack overflow: rsp {:#x} ran into the guard page at {:#x} (handled on IST stack {:#x}..{:#x})\n",
                 e.rsp, cr2, lo, hi
             ));
         }
     }
-    arch::qemu::exit(ExitCode::Failure)
+    hal::qemu::exit(ExitCode::Failure)
 }

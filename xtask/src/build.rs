@@ -5,7 +5,7 @@ use std::process::Command;
 
 use crate::BuildOpts;
 
-/// Where the boot loader places the kernel (fixed in `kernel/src/main.rs`), needed to give
+/// Where the boot loader places the kernel (`hal::KERNEL_BASE`, `kernel/hal/src/lib.rs`), needed to give
 /// gdb the symbols at the right addresses.
 pub const KERNEL_BASE: u64 = 0xffff_8000_0000_0000;
 const KERNEL_TARGET: &str = "x86_64-unknown-none";

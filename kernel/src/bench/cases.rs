@@ -3,7 +3,6 @@
 use tally_microstate::{MicroState, MsaClock};
 
 use super::{Bench, Harness};
-use crate::arch;
 
 pub const ALL: &[(&str, Bench)] = &[
     ("tsc_read", tsc_read),
@@ -16,16 +15,16 @@ pub const ALL: &[(&str, Bench)] = &[
 /// The cost of the clock every accounting timestamp uses.
 fn tsc_read(h: &mut Harness) {
     let mut sink = 0u64;
-    h.measure("tsc_read", 0, 100_000, |_| sink = sink.wrapping_add(arch::tsc::read()));
+    h.measure("tsc_read", 0, 100_000, |_| sink = sink.wrapping_add(hal::tsc::read()));
     core::hint::black_box(sink);
 }
 
 /// One microstate transition (the single-clock update), given a timestamp already read, as
 /// the scheduler does it. With accounting compiled out it is empty: the ratio is its cost.
 fn msa_transition(h: &mut Harness) {
-    let mut clock = MsaClock::new(arch::tsc::read(), MicroState::OncpuSys);
+    let mut clock = MsaClock::new(hal::tsc::read(), MicroState::OncpuSys);
     let states = [MicroState::OnActiveQueue, MicroState::OncpuSys];
-    let t0 = arch::tsc::read();
+    let t0 = hal::tsc::read();
     h.measure("msa_transition", 0, 100_000, |i| {
         let c = core::hint::black_box(&mut clock);
         c.switch(t0 + i, states[(i & 1) as usize]);

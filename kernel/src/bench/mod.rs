@@ -10,7 +10,7 @@ mod switch;
 mod taskstats;
 mod user;
 
-use crate::arch::{self, qemu::ExitCode};
+use hal::qemu::ExitCode;
 
 /// A benchmark: takes the harness and reports through it.
 type Bench = fn(&mut Harness);
@@ -24,11 +24,11 @@ impl Harness {
     /// Time `ops` calls of `op` and report them as `name`/`param`.
     pub fn measure(&mut self, name: &str, param: u64, ops: u64, mut op: impl FnMut(u64)) {
         op(0); // warm caches and lazily built state
-        let t0 = arch::tsc::read();
+        let t0 = hal::tsc::read();
         for i in 0..ops {
             op(i);
         }
-        let ticks = arch::tsc::read() - t0;
+        let ticks = hal::tsc::read() - t0;
         self.report(name, param, ops, ticks);
     }
 
@@ -57,7 +57,7 @@ pub fn run(filter: &'static str) -> ! {
     }
     if h.ran == 0 {
         println!("bench: no benchmark matches '{filter}'");
-        arch::qemu::exit(ExitCode::Failure);
+        hal::qemu::exit(ExitCode::Failure);
     }
-    arch::qemu::exit(ExitCode::Success)
+    hal::qemu::exit(ExitCode::Success)
 }

@@ -13,7 +13,6 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::Harness;
 use crate::task::{self, SchedParams};
-use crate::arch;
 
 const YIELDS: u64 = 200;
 
@@ -25,11 +24,11 @@ fn yielder(_: u64) {
     while !GO.load(Ordering::Acquire) {
         task::yield_now();
     }
-    FIRST_START.fetch_min(arch::tsc::read(), Ordering::AcqRel);
+    FIRST_START.fetch_min(hal::tsc::read(), Ordering::AcqRel);
     for _ in 0..YIELDS {
         task::yield_now();
     }
-    LAST_END.fetch_max(arch::tsc::read(), Ordering::AcqRel);
+    LAST_END.fetch_max(hal::tsc::read(), Ordering::AcqRel);
 }
 
 pub fn context_switch(h: &mut Harness) {

@@ -27,7 +27,6 @@ use tally_uapi::netlink::{AF_NETLINK, NETLINK_GENERIC, SOCK_RAW};
 use tally_uapi::taskstats::TASKSTATS_GENL_NAME;
 
 use super::Harness;
-use crate::arch;
 use crate::bus::Socket;
 use crate::task::{self, SchedParams};
 
@@ -56,10 +55,10 @@ fn nothing(_: u64) {}
 fn exit_cycles(listener: Option<&Socket>) -> Option<u64> {
     let mut ticks = 0u64;
     for _ in 0..CYCLES {
-        let t0 = arch::tsc::read();
+        let t0 = hal::tsc::read();
         let pid = task::spawn("exiter", SchedParams::Normal(0), nothing, 0).ok()?;
         task::wait(Some(pid)).ok()?;
-        ticks += arch::tsc::read() - t0;
+        ticks += hal::tsc::read() - t0;
         if let Some(s) = listener {
             drain(s);
         }
@@ -93,9 +92,9 @@ pub fn taskstats(h: &mut Harness) {
     let mut ticks = 0u64;
     for i in 0..DELIVERIES {
         let a = acct.clone();
-        let t0 = arch::tsc::read();
+        let t0 = hal::tsc::read();
         crate::bus::deliver_exit(a, None);
-        ticks += arch::tsc::read() - t0;
+        ticks += hal::tsc::read() - t0;
         if i % 64 == 63 {
             drain(&s);
         }

@@ -32,7 +32,6 @@ use tally_runqueue::SleepKind;
 use tally_taskstats::{TaskAccounting, Taskstats};
 use tally_uapi::errno::{EAGAIN, EINTR};
 
-use crate::arch;
 use crate::task::{self, WaitQueue};
 
 /// The CPUs the bus knows (Tally is uniprocessor).
@@ -93,12 +92,12 @@ static READERS: WaitQueue = WaitQueue::new();
 pub fn init() {
     let mut bus = Bus::new(NR_CPUS);
     let taskstats = bus.register_family(Box::new(TaskstatsFamily::new())).expect("a fresh bus has room for TASKSTATS");
-    arch::cpu::without_interrupts(|| *BUS.lock() = Some(State { bus, taskstats }));
+    hal::cpu::without_interrupts(|| *BUS.lock() = Some(State { bus, taskstats }));
     log::info!("bus: generic netlink, family TASKSTATS id {taskstats}");
 }
 
 fn with_bus<R>(f: impl FnOnce(&mut State) -> R) -> R {
-    arch::cpu::without_interrupts(|| {
+    hal::cpu::without_interrupts(|| {
         let mut guard = BUS.lock();
         let state = guard.as_mut().expect("bus::init not called");
         let r = f(state);

@@ -74,8 +74,8 @@ use tally_kstat::IoStats;
 use tally_uapi::errno;
 use tally_uapi::kstat::{Hrtime, KstatIo};
 
-use crate::arch::ata::{self as hw, status, Command, SECTOR_SIZE};
-use crate::arch::{self, cpu::without_interrupts};
+use hal::ata::{self as hw, status, Command, SECTOR_SIZE};
+use hal::cpu::without_interrupts;
 use crate::{irq, time};
 
 /// One sector, as the data port moves it.
@@ -279,7 +279,7 @@ fn primary_irq() {
 }
 
 fn deadline() -> u64 {
-    arch::tsc::read().saturating_add(time::clock().ns_to_ticks(TIMEOUT_NS))
+    hal::tsc::read().saturating_add(time::clock().ns_to_ticks(TIMEOUT_NS))
 }
 
 impl Channel {
@@ -303,7 +303,7 @@ impl Channel {
             if st & status::BSY == 0 {
                 return Ok(st);
             }
-            if arch::tsc::read() >= deadline {
+            if hal::tsc::read() >= deadline {
                 return Err(AtaError::Timeout);
             }
             core::hint::spin_loop();
@@ -358,7 +358,7 @@ impl Channel {
             if st & (status::ERR | status::DF | status::DRQ) != 0 {
                 return self.check(st, true);
             }
-            if arch::tsc::read() >= deadline {
+            if hal::tsc::read() >= deadline {
                 return Err(AtaError::Timeout);
             }
             core::hint::spin_loop();
@@ -377,7 +377,7 @@ impl Channel {
     /// drive that answers at once (QEMU often does) means a real sleep and wake-up, and no
     /// wake-up can be lost between starting the step and sleeping.
     fn start_and_await(&self, start: impl FnOnce()) -> Result<u8, AtaError> {
-        arch::cpu::without_interrupts(|| {
+        hal::cpu::without_interrupts(|| {
             start();
             self.await_step()
         })

@@ -25,7 +25,7 @@
 //!   no room for.
 //!
 //! The self-test `user_read` feeds input through the UART's loopback mode
-//! (`arch::serial::set_loopback`), so the whole path — FIFO, IRQ 4, the buffer, the
+//! (`hal::serial::set_loopback`), so the whole path — FIFO, IRQ 4, the buffer, the
 //! sleeping reader — runs under `cargo xtask test` without a terminal.
 
 use alloc::collections::VecDeque;
@@ -34,7 +34,6 @@ use spin::Mutex;
 use tally_runqueue::SleepKind;
 use tally_uapi::errno::EINTR;
 
-use crate::arch;
 use crate::task::{self, WaitQueue};
 
 /// The IRQ line of COM1.
@@ -51,15 +50,15 @@ static DROPPED: AtomicU64 = AtomicU64::new(0);
 
 /// Enable the receive interrupt and take IRQ 4. Runs in `drivers::init` (interrupts off).
 pub fn init() {
-    arch::cpu::without_interrupts(|| RING.lock().reserve(RING_SIZE));
+    hal::cpu::without_interrupts(|| RING.lock().reserve(RING_SIZE));
     crate::irq::register(COM1_LINE, rx_interrupt);
-    arch::serial::enable_rx_interrupt();
+    hal::serial::enable_rx_interrupt();
 }
 
 /// IRQ 4: move everything the UART has into the buffer, wake the readers.
 fn rx_interrupt() {
     let mut got = false;
-    while let Some(b) = arch::serial::receive() {
+    while let Some(b) = hal::serial::receive() {
         got = true;
         RECEIVED.fetch_add(1, Ordering::Relaxed);
         let mut ring = RING.lock();
@@ -81,12 +80,12 @@ pub fn stats() -> (u64, u64) {
 
 /// Bytes waiting in the buffer.
 pub fn pending() -> usize {
-    arch::cpu::without_interrupts(|| RING.lock().len())
+    hal::cpu::without_interrupts(|| RING.lock().len())
 }
 
 /// Drop whatever input is waiting (for tests).
 pub fn discard() {
-    arch::cpu::without_interrupts(|| RING.lock().clear());
+    hal::cpu::without_interrupts(|| RING.lock().clear());
 }
 
 /// Read console input into `buf` (non-empty): sleeps until there is some; returns the
@@ -98,7 +97,7 @@ pub fn read(buf: &mut [u8]) -> Result<usize, i32> {
         if task::kill_pending() {
             return Err(EINTR);
         }
-        let n = arch::cpu::without_interrupts(|| {
+        let n = hal::cpu::without_interrupts(|| {
             let mut ring = RING.lock();
             if ring.front() == Some(&EOT) {
                 ring.pop_front();

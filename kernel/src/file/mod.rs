@@ -25,7 +25,6 @@ use alloc::vec::Vec;
 use spin::Mutex;
 use tally_uapi::errno::{EBADF, EMFILE};
 
-use crate::arch;
 
 /// Most descriptors a process may have open (Linux's default `RLIMIT_NOFILE` soft limit).
 pub const MAX_FDS: usize = 1024;
@@ -55,20 +54,20 @@ impl FileTable {
 
     /// A copy for a new process: the same open files under the same numbers.
     pub fn inherit(&self) -> Self {
-        let fds = arch::cpu::without_interrupts(|| self.fds.lock().clone());
+        let fds = hal::cpu::without_interrupts(|| self.fds.lock().clone());
         FileTable { fds: Mutex::new(fds) }
     }
 
     /// The open file behind `fd` (`EBADF` if none).
     pub fn get(&self, fd: i32) -> Result<Arc<OpenFile>, i32> {
         let i = usize::try_from(fd).map_err(|_| EBADF)?;
-        arch::cpu::without_interrupts(|| self.fds.lock().get(i).cloned().flatten()).ok_or(EBADF)
+        hal::cpu::without_interrupts(|| self.fds.lock().get(i).cloned().flatten()).ok_or(EBADF)
     }
 
     /// Put `file` in the lowest free descriptor (`EMFILE` if there is none).
     pub fn install(&self, file: OpenFile) -> Result<i32, i32> {
         let file = Arc::new(file);
-        let placed = arch::cpu::without_interrupts(|| {
+        let placed = hal::cpu::without_interrupts(|| {
             let mut fds = self.fds.lock();
             if let Some(i) = fds.iter().position(Option::is_none) {
                 fds[i] = Some(file.clone());
@@ -86,20 +85,20 @@ impl FileTable {
     /// Free descriptors `fd`: the file closes when no descriptor refers to it any more.
     pub fn close(&self, fd: i32) -> Result<(), i32> {
         let i = usize::try_from(fd).map_err(|_| EBADF)?;
-        let file = arch::cpu::without_interrupts(|| self.fds.lock().get_mut(i).and_then(Option::take)).ok_or(EBADF)?;
+        let file = hal::cpu::without_interrupts(|| self.fds.lock().get_mut(i).and_then(Option::take)).ok_or(EBADF)?;
         drop(file); // outside the table lock
         Ok(())
     }
 
     /// Close every descriptor (the process's last thread is exiting).
     pub fn close_all(&self) {
-        let all = arch::cpu::without_interrupts(|| core::mem::take(&mut *self.fds.lock()));
+        let all = hal::cpu::without_interrupts(|| core::mem::take(&mut *self.fds.lock()));
         drop(all);
     }
 
     /// How many descriptors are open.
     #[allow(dead_code)]
     pub fn open_count(&self) -> usize {
-        arch::cpu::without_interrupts(|| self.fds.lock().iter().filter(|f| f.is_some()).count())
+        hal::cpu::without_interrupts(|| self.fds.lock().iter().filter(|f| f.is_some()).count())
     }
 }

@@ -18,7 +18,6 @@ use spin::Mutex;
 use tally_runqueue::SleepKind;
 use tally_uapi::errno::{EINTR, EPIPE};
 
-use crate::arch;
 use crate::task::{self, WaitQueue};
 
 /// Capacity of a pipe in bytes (Linux has 16 pages; one is enough here), and the size up
@@ -56,7 +55,7 @@ pub fn new() -> (Reader, Writer) {
 
 impl Pipe {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
-        arch::cpu::without_interrupts(|| f(&mut self.state.lock()))
+        hal::cpu::without_interrupts(|| f(&mut self.state.lock()))
     }
 }
 

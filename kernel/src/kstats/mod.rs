@@ -62,7 +62,7 @@ use tally_kstat::{KstatError, KstatRead, KstatRegistry};
 use tally_microstate::IrqLineStats;
 use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_HEADERS_KID};
 
-use crate::arch::cpu::without_interrupts;
+use hal::cpu::without_interrupts;
 use crate::irq::NR_LINES;
 
 

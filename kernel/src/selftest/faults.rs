@@ -1,6 +1,5 @@
 //! Self-tests of the fault paths: each must be reported, never hang or reboot.
 
-use crate::arch;
 
 pub fn panic() -> Result<(), &'static str> {
     panic!("deliberate panic from the panic self-test");
@@ -8,7 +7,7 @@ pub fn panic() -> Result<(), &'static str> {
 
 pub fn breakpoint() -> Result<(), &'static str> {
     let before = crate::trap::breakpoints();
-    arch::cpu::breakpoint();
+    hal::cpu::breakpoint();
     println!("breakpoint: execution resumed after int3");
     if crate::trap::breakpoints() != before + 1 {
         return Err("the breakpoint handler did not run exactly once");
@@ -21,7 +20,7 @@ pub const UNMAPPED: u64 = 0xdead_b000;
 
 pub fn page_fault() -> Result<(), &'static str> {
     println!("page_fault: reading {UNMAPPED:#x}");
-    let v = arch::selftest::read_byte(UNMAPPED);
+    let v = hal::testing::read_byte(UNMAPPED);
     println!("page_fault: read {v} — the fault was not raised");
     Err("no page fault")
 }
@@ -45,8 +44,8 @@ pub fn stack_overflow() -> Result<(), &'static str> {
 pub fn spurious() -> Result<(), &'static str> {
     let (s7, s15, c7, c15) =
         (crate::irq::spurious(7), crate::irq::spurious(15), crate::irq::count(7), crate::irq::count(15));
-    arch::idt::raise_irq_vector(7);
-    arch::idt::raise_irq_vector(15);
+    hal::idt::raise_irq_vector(7);
+    hal::idt::raise_irq_vector(15);
     println!(
         "spurious: irq7 spurious {} -> {}, irq15 spurious {} -> {}",
         s7,

@@ -4,7 +4,7 @@
 //! the verdict is the exit status it hands to QEMU and the lines the kernel prints then.
 //!
 //! * `init_exec`: pid 1 first spends time in the kernel (ONCPU_SYS, asleep), then execs the
-//!   `syscalls` test program (`arch::user_programs`), which checks from ring 3 that its
+//!   `syscalls` test program (`selftest/programs/syscalls.S`), which checks from ring 3 that its
 //!   parent is 0 (init has none), its uid 0, its clocks, sleeps and registers, and exits 0:
 //!   the run ends with success, and invariant (a) holds for pid 1 across the exec.
 //! * `init_fault`: pid 1 execs the `fault` program, which divides by zero: pid 1 dies of

@@ -8,17 +8,17 @@
 
 use tally_microstate::{IntrKind, MicroState, ACCOUNTING_ENABLED};
 
-use crate::{arch, irq, task, time};
+use crate::{irq, task, time};
 
 pub fn invariants() -> Result<(), &'static str> {
     let clock = time::clock();
-    let until = arch::tsc::read() + clock.ns_to_ticks(300_000_000);
-    while arch::tsc::read() < until {
-        arch::cpu::wait_for_interrupt();
+    let until = hal::tsc::read() + clock.ns_to_ticks(300_000_000);
+    while hal::tsc::read() < until {
+        hal::cpu::wait_for_interrupt();
     }
-    arch::idt::raise_irq_vector(7);
+    hal::idt::raise_irq_vector(7);
     // Both at the same instant: no tick may land between them.
-    let (s, (counts, spurious)) = arch::cpu::without_interrupts(|| (task::snapshot(), irq::counters()));
+    let (s, (counts, spurious)) = hal::cpu::without_interrupts(|| (task::snapshot(), irq::counters()));
 
     crate::report::irq_lines(&s.irq_lines);
     if !ACCOUNTING_ENABLED {

@@ -33,7 +33,6 @@ use tally_uapi::kstat::{
 use crate::drivers::ata;
 use crate::kstats::{self, print};
 use crate::task::{self, SchedParams};
-use crate::arch;
 
 fn headers() -> Result<(KidT, Vec<KstatHeader>), &'static str> {
     // As libkstat does: try, learn the size needed from the refusal (ENOMEM), retry. The
@@ -103,7 +102,7 @@ pub fn chain() -> Result<(), &'static str> {
     if kstats::lookup("pic", line, name).is_some() {
         return Err("IRQ 7 and 15 have both fired already: no new line to watch");
     }
-    arch::idt::raise_irq_vector(line as u8);
+    hal::idt::raise_irq_vector(line as u8);
     let (kcid2, hs2) = headers()?;
     let intr = find(&hs2, "pic", line, name).ok_or("no interrupt kstat for the line that just fired")?;
     let timer = find(&hs2, "unix", line, "irq_timer").ok_or("no timer kstat for the line that just fired")?;

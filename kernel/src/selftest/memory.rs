@@ -4,9 +4,9 @@
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
-use x86_64::structures::paging::PageTableFlags;
+use hal::paging::PageTableFlags;
 
-use crate::{arch, mm};
+use crate::{mm};
 
 /// Scratch virtual range for mapping test pages (above the heap).
 const SCRATCH: u64 = 0xffff_c800_0000_0000;
@@ -14,8 +14,8 @@ const SCRATCH: u64 = 0xffff_c800_0000_0000;
 pub fn heap_and_frames() -> Result<(), &'static str> {
     // Map and unmap the scratch range once first: the intermediate page tables it needs stay
     // (as on Linux, they belong to the address space), so they are part of the baseline.
-    arch::paging::map_zeroed(SCRATCH, 1, PageTableFlags::WRITABLE).map_err(|_| "cannot map scratch pages")?;
-    arch::paging::unmap_and_free(SCRATCH, 1);
+    hal::paging::map_zeroed(SCRATCH, 1, PageTableFlags::WRITABLE).map_err(|_| "cannot map scratch pages")?;
+    hal::paging::unmap_and_free(SCRATCH, 1);
     let before = mm::stats();
     {
         let boxes: Vec<Box<[u64]>> = (0..5_000u64).map(|i| alloc::vec![i; (i % 64 + 1) as usize].into_boxed_slice()).collect();
@@ -37,10 +37,10 @@ pub fn heap_and_frames() -> Result<(), &'static str> {
             return Err("heap counter did not see the allocations");
         }
     }
-    arch::paging::map_zeroed(SCRATCH, 256, PageTableFlags::WRITABLE | PageTableFlags::NO_EXECUTE)
+    hal::paging::map_zeroed(SCRATCH, 256, PageTableFlags::WRITABLE | PageTableFlags::NO_EXECUTE)
         .map_err(|_| "cannot map scratch pages")?;
     let mapped = mm::stats();
-    arch::paging::unmap_and_free(SCRATCH, 256);
+    hal::paging::unmap_and_free(SCRATCH, 256);
     let after = mm::stats();
     println!(
         "heap: bytes {} -> {}; frames in use {} -> {} with 256 pages mapped -> {}",

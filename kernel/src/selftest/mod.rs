@@ -13,6 +13,7 @@ mod irq_accounting;
 mod kstat;
 mod sched;
 mod memory;
+mod programs;
 mod timer;
 mod user;
 mod user_acct;
@@ -20,7 +21,7 @@ mod user_proc;
 mod signals;
 mod taskstats;
 
-use crate::arch::{self, qemu::ExitCode};
+use hal::qemu::ExitCode;
 
 /// A self-test: returns `Ok` to pass, `Err(reason)` to fail; fault tests never return.
 type Test = fn() -> Result<(), &'static str>;
@@ -75,17 +76,17 @@ const TESTS: &[(&str, Test)] = &[
 pub fn run(name: &str) -> ! {
     let Some((_, test)) = TESTS.iter().find(|(n, _)| *n == name) else {
         println!("selftest: no test named '{name}'");
-        arch::qemu::exit(ExitCode::Failure)
+        hal::qemu::exit(ExitCode::Failure)
     };
     println!("selftest {name}: start");
     match test() {
         Ok(()) => {
             println!("selftest {name}: ok");
-            arch::qemu::exit(ExitCode::Success)
+            hal::qemu::exit(ExitCode::Success)
         }
         Err(why) => {
             println!("selftest {name}: FAILED: {why}");
-            arch::qemu::exit(ExitCode::Failure)
+            hal::qemu::exit(ExitCode::Failure)
         }
     }
 }

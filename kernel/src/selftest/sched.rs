@@ -10,7 +10,7 @@ use tally_microstate::{MicroState, MsaTimes};
 use tally_tasktable::{wexitstatus, wifexited};
 
 use crate::task::{self, SchedParams};
-use crate::{arch, drivers, irq, time};
+use crate::{drivers, irq, time};
 
 fn ms(ticks: u64) -> u64 {
     time::clock().ticks_to_ns(ticks) / 1_000_000
@@ -21,8 +21,8 @@ fn t(m: &MsaTimes, s: MicroState) -> u64 {
 }
 
 fn spin_for_ms(duration_ms: u64) {
-    let until = arch::tsc::read() + time::clock().ns_to_ticks(duration_ms * 1_000_000);
-    while arch::tsc::read() < until {
+    let until = hal::tsc::read() + time::clock().ns_to_ticks(duration_ms * 1_000_000);
+    while hal::tsc::read() < until {
         core::hint::spin_loop();
     }
 }
@@ -83,9 +83,9 @@ pub fn sleep() -> Result<(), &'static str> {
     let clock = time::clock();
     let tick_ns = 1_000_000_000 / irq::HZ as u64;
     let before = task::current_msa();
-    let t0 = arch::tsc::read();
+    let t0 = hal::tsc::read();
     task::sleep_ns(50_000_000);
-    let slept_ns = clock.ticks_to_ns(arch::tsc::read() - t0);
+    let slept_ns = clock.ticks_to_ns(hal::tsc::read() - t0);
     let after = task::current_msa();
     let asleep = t(&after, MicroState::InterruptibleSleep) - t(&before, MicroState::InterruptibleSleep);
     println!(

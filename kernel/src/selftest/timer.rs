@@ -1,6 +1,6 @@
 //! Does the tick arrive at the configured rate? Counted against the calibrated TSC.
 
-use crate::{arch, irq, time};
+use crate::{irq, time};
 
 const WINDOW_MS: u64 = 500;
 
@@ -10,13 +10,13 @@ pub fn tick_rate() -> Result<(), &'static str> {
     // Start on a tick boundary so the count is not off by a partial period.
     let k = irq::ticks();
     while irq::ticks() == k {
-        arch::cpu::wait_for_interrupt();
+        hal::cpu::wait_for_interrupt();
     }
-    let (t0, k0) = (arch::tsc::read(), irq::ticks());
-    while arch::tsc::read() - t0 < window {
-        arch::cpu::wait_for_interrupt();
+    let (t0, k0) = (hal::tsc::read(), irq::ticks());
+    while hal::tsc::read() - t0 < window {
+        hal::cpu::wait_for_interrupt();
     }
-    let (t1, k1) = (arch::tsc::read(), irq::ticks());
+    let (t1, k1) = (hal::tsc::read(), irq::ticks());
     let elapsed_ns = clock.ticks_to_ns(t1 - t0);
     let got = k1 - k0;
     let expected = irq::HZ as u64 * elapsed_ns / 1_000_000_000;

@@ -1,7 +1,7 @@
 //! Self-tests of user mode: ring 3, system calls, user faults, demand-zero paging.
 //!
 //! Each test runs in init (pid 1). It loads one of the machine-code programs of
-//! `arch::user_programs` into a fresh address space (code at `USER_IMAGE_BASE`, read and
+//! `programs/` (`.S` files) into a fresh address space (code at `USER_IMAGE_BASE`, read and
 //! execute; a stack just below `USER_STACK_TOP`), starts it as a child process with
 //! `task::spawn_user`, waits for it, and checks how it ended and what the accounting saw:
 //! microstates (ONCPU_USR for user code, ONCPU_SYS for system calls, ONCPU_TRAP for
@@ -13,7 +13,6 @@ use alloc::sync::Arc;
 use tally_microstate::{MicroState, MsaTimes};
 use tally_tasktable::{wexitstatus, wifexited, wifsignaled, wtermsig};
 
-use crate::arch;
 use crate::task::vm::{Prot, Vm, USER_IMAGE_BASE, USER_STACK_GUARD, USER_STACK_TOP};
 use crate::task::{self, SchedParams, WaitResult};
 use crate::trap::{SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
@@ -37,7 +36,7 @@ pub(super) fn start(prog: &str, arg: u64) -> Result<(i32, Arc<Vm>), &'static str
 /// Test program `prog` in a new address space (checked by reading it back), with an empty
 /// stack: the memory map and the initial stack pointer.
 pub(super) fn load(prog: &str) -> Result<(Arc<Vm>, u64), &'static str> {
-    let code = arch::user_programs::program(prog).ok_or("no such test program")?;
+    let code = super::programs::program(prog).ok_or("no such test program")?;
     let vm = Vm::new().map_err(|_| "no memory for an address space")?;
     vm.load_segment(USER_IMAGE_BASE, code, code.len() as u64, Prot::READ_EXEC).map_err(|_| "cannot load the program")?;
     let mut back = alloc::vec![0u8; code.len()];
@@ -170,7 +169,7 @@ pub fn faults() -> Result<(), &'static str> {
         ("read non-canonical", "read_at", 0x8000_0000_0000_0000, SIGSEGV),
         ("read the stack guard page", "read_at", USER_STACK_GUARD, SIGSEGV),
         ("read above the stack", "read_at", USER_STACK_TOP, SIGSEGV),
-        ("write kernel heap", "write_at", crate::arch::heap::HEAP_START, SIGSEGV),
+        ("write kernel heap", "write_at", hal::heap::HEAP_START, SIGSEGV),
     ];
     frames_unchanged("user_fault", || {
         for &(what, prog, arg, sig) in cases {

@@ -79,13 +79,13 @@ fn integrals_are_exact() -> Result<(), &'static str> {
 pub fn memory() -> Result<(), &'static str> {
     integrals_are_exact()?;
     frames_unchanged("user_memory", || {
-        let fallbacks = crate::arch::uaccess::direct_faults();
+        let fallbacks = hal::uaccess::direct_faults();
         let r = run("mmap_abi", 0)?;
         println!("user_memory: mmap_abi status {:#x} (exit code = number of the failed check)", r.status.raw());
         expect_exit(&r, 0)?;
         // Its clock_gettime and nanosleep on untouched pages: the direct copy faulted, and
         // the checked path mapped the page and copied.
-        if crate::arch::uaccess::direct_faults() < fallbacks + 2 {
+        if hal::uaccess::direct_faults() < fallbacks + 2 {
             return Err("system calls on untouched pages did not go through the uaccess fixup");
         }
         mem_line("user_memory: mmap_abi", &r);
@@ -193,14 +193,14 @@ pub fn read() -> Result<(), &'static str> {
         crate::drivers::tty::discard();
         let irqs = crate::irq::count(crate::drivers::tty::COM1_LINE);
         // Nothing may print while the UART loops its output back to its input.
-        crate::arch::serial::set_loopback(true);
-        crate::arch::serial::send_raw(INPUT);
+        hal::serial::set_loopback(true);
+        hal::serial::send_raw(INPUT);
         let mut waited = 0;
         while crate::drivers::tty::pending() < INPUT.len() && waited < 1000 {
             task::sleep_ns(1_000_000);
             waited += 1;
         }
-        crate::arch::serial::set_loopback(false);
+        hal::serial::set_loopback(false);
         let got = crate::drivers::tty::pending();
         let irqs = crate::irq::count(crate::drivers::tty::COM1_LINE) - irqs;
         let (received, dropped) = crate::drivers::tty::stats();

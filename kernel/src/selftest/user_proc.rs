@@ -2,7 +2,7 @@
 //! and its rusage, `thread_create`, and how a multi-threaded process dies.
 //!
 //! The programs are the real ones of the ramdisk (`/bin/hello`, `/bin/spin`) and the
-//! machine-code programs of `arch::user_programs_proc` (see its table). Where a program
+//! machine-code programs of `programs/proc.rs` (see its table). Where a program
 //! reports what a system call told it, the test reads the program's result area while it
 //! waits for the go word, and compares with what the kernel knows — exactly, in TSC ticks
 //! converted the same way. Every test also checks that the frames in use return to their
@@ -15,7 +15,7 @@ use tally_uapi::errno::{E2BIG, EINVAL, ENOENT};
 use tally_uapi::syscall::Rusage;
 
 use super::user::{expect_exit, frames_unchanged, run, start, t, us};
-use crate::arch::user_programs_proc::{
+use super::programs::{
     AREA_CHILD_PID, AREA_DONE, AREA_GO, AREA_MSA_A, AREA_MSA_B, AREA_RUSAGE, AREA_TIDS, RESULT_AREA,
 };
 use crate::task::vm::Vm;

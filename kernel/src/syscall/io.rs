@@ -154,7 +154,7 @@ fn write_serial2(addr: u64, count: u64) -> SysResult {
     while done < count {
         let n = (count - done).min(buf.len() as u64) as usize;
         uaccess::copy_from_user(addr + done, &mut buf[..n])?;
-        crate::arch::serial::com2_write(&buf[..n]);
+        hal::serial::com2_write(&buf[..n]);
         done += n as u64;
     }
     task::account_write(done);
@@ -174,7 +174,7 @@ pub fn open(a: &Args) -> SysResult {
     let file = match name.as_slice() {
         b"/dev/console" => OpenFile::Console,
         b"/dev/ttyS1" if flags & O_ACCMODE != O_WRONLY => return Err(tally_uapi::errno::EACCES),
-        b"/dev/ttyS1" if !crate::arch::serial::com2_present() => return Err(tally_uapi::errno::ENXIO),
+        b"/dev/ttyS1" if !hal::serial::com2_present() => return Err(tally_uapi::errno::ENXIO),
         b"/dev/ttyS1" => OpenFile::Serial2,
         _ => return Err(tally_uapi::errno::ENOENT),
     };

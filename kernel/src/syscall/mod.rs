@@ -1,6 +1,6 @@
 //! # System calls: from the `syscall` instruction to a handler and back
 //!
-//! The machine half is `arch::x86_64::syscall_entry`: the `syscall` instruction lands in its
+//! The machine half is `hal::syscall_entry`: the `syscall` instruction lands in its
 //! stub, which switches to the thread's kernel stack, saves the user registers in a
 //! [`SyscallFrame`] and calls [`entry`]; when `entry` returns, the stub disables interrupts,
 //! calls [`leave`], and restores the registers with `sysretq`. This module is the policy:
@@ -48,8 +48,8 @@ pub use wait::rusage;
 use tally_uapi::errno::ENOSYS;
 use tally_uapi::syscall::*;
 
-pub use crate::arch::syscall_entry::SyscallFrame;
-use crate::arch::address_space::USER_END;
+pub use hal::syscall_entry::SyscallFrame;
+use hal::address_space::USER_END;
 use crate::task;
 
 /// The six argument registers, in ABI order (`rdi rsi rdx r10 r8 r9`).
@@ -118,7 +118,7 @@ const RFLAGS_IF_AND_ONE: u64 = 0x202;
 /// interrupts enabled; the stub then disables them and calls [`leave`].
 pub fn entry(frame: &mut SyscallFrame) {
     task::syscall_entered();
-    crate::arch::cpu::enable_interrupts();
+    hal::cpu::enable_interrupts();
     frame.rax = dispatch(frame) as u64;
     task::preempt_if_needed();
     // What sysretq will load must be a user context: a handler that rewrote the frame

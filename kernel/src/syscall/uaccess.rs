@@ -1,11 +1,11 @@
 //! # Reaching user memory from a system call
 //!
-//! The safe face of `arch::x86_64::uaccess` for handlers: copies to and from the *calling*
+//! The safe face of `hal::uaccess` for handlers: copies to and from the *calling*
 //! task's memory, with any not-yet-touched page of a demand-zero region faulted in first
 //! (and counted as a minor fault, as if user code had touched it). Every function checks
 //! the whole range before copying anything and fails with `EFAULT` — never a kernel fault —
 //! for a pointer into the kernel, at nothing, or (for copies out) at read-only memory.
-//! A copy or check of up to four pages first tries the direct path (`arch::uaccess`'s module
+//! A copy or check of up to four pages first tries the direct path (`hal::uaccess`'s module
 //! comment: touch or copy, and let a page fault say no), which needs neither the memory map
 //! nor a page-table walk; if it fails, nothing has been written to user memory and the
 //! checked path decides.
@@ -14,10 +14,10 @@ use alloc::vec::Vec;
 use tally_uapi::errno::{E2BIG, EFAULT};
 use tally_uapi::syscall::Timespec;
 
-use crate::arch::uaccess;
+use hal::uaccess;
 use crate::task::{self, vm::FaultOutcome};
 
-fn with_user<R>(f: impl FnOnce(&crate::arch::address_space::AddressSpace, uaccess::Resolve) -> Result<R, uaccess::Fault>) -> Result<R, i32> {
+fn with_user<R>(f: impl FnOnce(&hal::address_space::AddressSpace, uaccess::Resolve) -> Result<R, uaccess::Fault>) -> Result<R, i32> {
     let vm = task::current_vm().ok_or(EFAULT)?;
     let mut resolve = |page: u64, write: bool| match vm.fault(page, write, false, task::current_process_cpu_ticks()) {
         FaultOutcome::Mapped => {

@@ -28,7 +28,6 @@ use tally_tasktable::TaskKey;
 
 use super::{with_kernel, HotStore, Kernel, Totals};
 use tally_taskstats::Counters;
-use crate::arch;
 
 /// How many exit records are kept.
 pub const EXIT_LOG_LEN: usize = 256;
@@ -136,7 +135,7 @@ impl Kernel {
 #[inline]
 pub fn msa_of(which: MsaWhich, out: &mut MsaTimes) {
     with_kernel(|k| {
-        let now = arch::tsc::read();
+        let now = hal::tsc::read();
         let cur = k.current();
         let found = match which {
             MsaWhich::Thread => {
@@ -156,13 +155,13 @@ pub fn msa_of(which: MsaWhich, out: &mut MsaTimes) {
 pub fn msa_breakdown(pid: i32) -> Result<MsaBreakdown, i32> {
     with_kernel(|k| {
         let key = k.tasks.lookup(pid)?;
-        k.process_msa(key, arch::tsc::read())
+        k.process_msa(key, hal::tsc::read())
     })
 }
 
 /// The current process's CPU time now (TSC ticks): the clock of its memory integrals.
 pub fn current_process_cpu_ticks() -> u64 {
-    with_kernel(|k| k.process_cpu(arch::tsc::read()))
+    with_kernel(|k| k.process_cpu(hal::tsc::read()))
 }
 
 /// What the reaped children of process `pid` (or, with `None`, of the current process)
@@ -181,7 +180,7 @@ pub fn children_totals(pid: Option<i32>) -> Result<Totals, i32> {
 /// clocks and counters now, its memory numbers now), like `getrusage(RUSAGE_SELF)`.
 pub fn process_usage(pid: i32) -> Result<Totals, i32> {
     let (mut totals, vm, cpu) = with_kernel(|k| {
-        let now = arch::tsc::read();
+        let now = hal::tsc::read();
         let key = k.tasks.lookup(pid)?;
         let b = k.process_msa(key, now)?;
         let mut t = k.tasks.dead_total(key)?.clone();
@@ -234,7 +233,7 @@ pub struct TaskStat {
 /// TSC value, which is returned with them.
 pub fn task_stats() -> (Vec<TaskStat>, u64) {
     with_kernel(|k| {
-        let now = arch::tsc::read();
+        let now = hal::tsc::read();
         let keys: Vec<TaskKey> = k.tasks.iter().map(|(key, _)| key).collect();
         let mut out = Vec::with_capacity(keys.len());
         for key in keys {

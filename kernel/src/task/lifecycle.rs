@@ -36,7 +36,7 @@ use tally_uapi::errno::{EAGAIN, EINTR, ENOMEM};
 use super::memacct::MemUsage;
 use super::{switch_and_clean, with_kernel, Hot, HotStore, Kernel, Payload, Totals, KERNEL};
 use tally_runqueue::TaskStore;
-use crate::arch::{self, context::Thread};
+use hal::context::Thread;
 
 /// Most tasks (threads, zombies included) the table may hold: `spawn` and `thread_create`
 /// fail with `EAGAIN` beyond it (Linux's `threads-max`/`RLIMIT_NPROC`), long before the
@@ -50,7 +50,7 @@ pub(super) extern "C" fn thread_entry(_: u64) -> ! {
         let cur = k.current();
         k.tasks.get(cur).ok().and_then(|t| t.payload().entry)
     });
-    arch::cpu::enable_interrupts();
+    hal::cpu::enable_interrupts();
     if let Some((f, arg)) = entry {
         f(arg);
     }
@@ -90,7 +90,7 @@ pub(super) fn inherited_params(k: &mut Kernel) -> SchedParams {
 
 pub(super) fn spawn_init(init_main: fn(u64)) {
     with_kernel(|k| {
-        let now = arch::tsc::read();
+        let now = hal::tsc::read();
         let thread = Thread::spawn(thread_entry, 0).expect("no memory for init's stack");
         let key = k
             .tasks
@@ -131,7 +131,7 @@ pub(super) fn start_task(name: &str, params: SchedParams, payload: Payload, kind
         if k.tasks.len() >= MAX_TASKS {
             return Err(EAGAIN);
         }
-        let now = arch::tsc::read();
+        let now = hal::tsc::read();
         let mut hot = new_hot(params, now)?;
         if payload.user.is_some() {
             hot.se = hot.se.with_user_space();
@@ -174,12 +174,12 @@ pub fn yield_now() {
 /// deadline, so the sleep lasts up to one tick longer. Returns early (false) if the task's
 /// process is being killed (see the module documentation); true after the full sleep.
 pub fn sleep_ns(ns: u64) -> bool {
-    let deadline = arch::tsc::read().saturating_add(crate::time::clock().ns_to_ticks(ns));
-    while arch::tsc::read() < deadline {
+    let deadline = hal::tsc::read().saturating_add(crate::time::clock().ns_to_ticks(ns));
+    while hal::tsc::read() < deadline {
         if kill_pending() {
             return false;
         }
-        arch::cpu::without_interrupts(|| super::block_current(SleepKind::Interruptible, Some(deadline)));
+        hal::cpu::without_interrupts(|| super::block_current(SleepKind::Interruptible, Some(deadline)));
     }
     true
 }
@@ -214,7 +214,7 @@ pub fn exit_signaled(sig: u8) -> ! {
 
 /// Is the current task's process being killed (so the task must not go back to user mode)?
 pub fn kill_pending() -> bool {
-    arch::cpu::without_interrupts(|| {
+    hal::cpu::without_interrupts(|| {
         KERNEL.lock().as_mut().is_some_and(|k| {
             let me = k.rq.current();
             k.hot.get(me.0 as usize).and_then(|h| h.as_ref()).is_some_and(|h| h.killed)
@@ -238,7 +238,7 @@ pub fn return_to_user() {
         let me = k.rq.current();
         let killed = k.hot.get(me.0 as usize).and_then(|h| h.as_ref()).is_some_and(|h| h.killed);
         if !killed {
-            k.rq.set_running_state(&mut HotStore(&mut k.hot), me, MicroState::OncpuUsr, arch::tsc::read());
+            k.rq.set_running_state(&mut HotStore(&mut k.hot), me, MicroState::OncpuUsr, hal::tsc::read());
         }
         killed
     });
@@ -290,12 +290,12 @@ pub(super) fn kill_group(k: &mut Kernel, member: TaskKey, status: ExitStatus, sp
 /// End the current thread (`group`: its whole process) with `status`. See the module
 /// documentation for how the other threads of a process follow.
 fn exit_with(status: ExitStatus, group: bool) -> ! {
-    arch::cpu::without_interrupts(|| {
+    hal::cpu::without_interrupts(|| {
         // Interrupts stay off from here to the final switch: no other task runs in between,
         // so what is decided in the first step still holds in the second.
         let (status, last, init, vm, files) = with_kernel(|k| {
             let cur = k.current();
-            let now = arch::tsc::read();
+            let now = hal::tsc::read();
             if group {
                 start_group_exit(k, cur, status, now);
             }
@@ -339,7 +339,7 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
         let (report, my_thread, records) = {
             let mut guard = KERNEL.lock();
             let k = guard.as_mut().expect("task::init not called");
-            let now = arch::tsc::read();
+            let now = hal::tsc::read();
             let me = k.rq.current();
             let cur = k.current();
             let clocks = k.rq.msa_snapshot(&mut HotStore(&mut k.hot), me, now);
@@ -404,7 +404,7 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
         let threads = {
             let mut guard = KERNEL.lock();
             let k = guard.as_mut().expect("task::init not called");
-            let now = arch::tsc::read();
+            let now = hal::tsc::read();
             let threads = k.pick_from(PrevAction::Block(BlockReason::Exit), my_thread);
             // Threads released at exit (auto-reaped) leave the scheduler now; their stacks are
             // freed by the next task, after the switch.
@@ -421,13 +421,13 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
 /// The last thread of init (pid 1) is exiting: the system ends with it. Linux panics at
 /// this point ("Attempted to kill init!"); in Tally init's end is the normal way a run ends
 /// (`/bin/init` exits when the program it started does), so QEMU exits cleanly and hands on
-/// init's exit code (`arch::qemu`: 0 is success) — or the failure status if init died of a
+/// init's exit code (`hal::qemu`: 0 is success) — or the failure status if init died of a
 /// signal (a fault in pid 1). Before that, invariant (a) is checked one last time, on init,
 /// whose clocks span the kernel's part of boot and the exec, and the tally of every exit's
 /// check is printed. Called with interrupts off; never returns.
 fn init_ended(status: ExitStatus) -> ! {
     let (checked, broken) = with_kernel(|k| {
-        let now = arch::tsc::read();
+        let now = hal::tsc::read();
         let me = k.rq.current();
         let clocks = k.rq.msa_snapshot(&mut HotStore(&mut k.hot), me, now);
         check_at_exit(k, me, &clocks, now);
@@ -440,11 +440,11 @@ fn init_ended(status: ExitStatus) -> ! {
     if tally_tasktable::wifexited(raw) {
         let code = tally_tasktable::wexitstatus(raw) as u8;
         println!("kernel: init (pid 1) ended with status {code}");
-        arch::qemu::exit_with_code(code)
+        hal::qemu::exit_with_code(code)
     }
     let sig = tally_tasktable::wtermsig(raw);
     println!("kernel: init (pid 1) killed by signal {sig}: failure");
-    arch::qemu::exit(arch::qemu::ExitCode::Failure)
+    hal::qemu::exit(hal::qemu::ExitCode::Failure)
 }
 
 /// Invariant (a) at every exit, to the TSC tick: the clocks sum to the task's age.
@@ -517,11 +517,11 @@ pub fn wait_child(target: WaitFor, options: WaitOptions) -> Result<Option<WaitRe
             Done(Result<Option<WaitResult>, i32>),
             Slept(TaskKey, Option<(Arc<Thread>, Arc<Thread>)>),
         }
-        let step = arch::cpu::without_interrupts(|| {
+        let step = hal::cpu::without_interrupts(|| {
             let step = {
                 let mut guard = KERNEL.lock();
                 let k = guard.as_mut().expect("task::init not called");
-                let now = arch::tsc::read();
+                let now = hal::tsc::read();
                 let cur = k.current();
                 match k.tasks.wait(cur, target, options.nohang) {
                     Ok(WaitOutcome::Reaped(r)) => {

@@ -5,7 +5,7 @@
 //! * `tally_tasktable::TaskTable` — who exists: pids, thread groups, parents, zombies, wait;
 //! * `tally_runqueue::RunQueue` — who runs: the Linux 2.6 O(1) scheduler, which also drives the
 //!   microstate clocks (`tally_microstate`) at every queue change and context switch;
-//! * `arch::context` — how a switch happens: stacks and saved stack pointers.
+//! * `hal::context` — how a switch happens: stacks and saved stack pointers.
 //!
 //! All of it sits in one [`Kernel`] behind one lock, always taken with interrupts disabled:
 //! there is one CPU, so "interrupts off" is the whole of the kernel's concurrency control.
@@ -62,7 +62,7 @@ use tally_runqueue::{BlockReason, PrevAction, RunQueue, SchedConfig, SchedEntity
 use tally_tasktable::{Accumulate, ExitStatus, TaskKey, TaskTable};
 use tally_taskstats::Counters;
 
-use crate::arch::{self, context::Thread};
+use hal::context::Thread;
 
 pub use account::{
     children_totals, current_process_cpu_ticks, msa_breakdown, msa_of, process_usage, recent_exits, task_stats,
@@ -172,7 +172,7 @@ static KERNEL: Mutex<Option<Kernel>> = Mutex::new(None);
 
 /// Run `f` on the kernel state with interrupts disabled.
 pub(crate) fn with_kernel<R>(f: impl FnOnce(&mut Kernel) -> R) -> R {
-    arch::cpu::without_interrupts(|| {
+    hal::cpu::without_interrupts(|| {
         let mut guard = KERNEL.lock();
         f(guard.as_mut().expect("task::init not called"))
     })
@@ -235,7 +235,7 @@ impl Kernel {
     /// [`Kernel::pick`] for a task that may have left the table already (a thread that was
     /// released at its exit): its thread is given instead of looked up.
     fn pick_from(&mut self, action: PrevAction, prev_thread: Option<Arc<Thread>>) -> Option<(Arc<Thread>, Arc<Thread>)> {
-        let now = arch::tsc::read();
+        let now = hal::tsc::read();
         let sw = self.rq.schedule(&mut HotStore(&mut self.hot), now, action);
         self.runq_changed(now);
         if !sw.is_switch() {
@@ -264,7 +264,7 @@ impl Kernel {
 
 /// Switch away from the current task as the scheduler decides; returns when it runs again.
 fn schedule(action: PrevAction) {
-    arch::cpu::without_interrupts(|| {
+    hal::cpu::without_interrupts(|| {
         let threads = KERNEL.lock().as_mut().expect("task::init not called").pick(action);
         switch_and_clean(threads);
     });
@@ -274,7 +274,7 @@ fn schedule(action: PrevAction) {
 /// task), and once back on the CPU finish what the switch left over.
 fn switch_and_clean(threads: Option<(Arc<Thread>, Arc<Thread>)>) {
     if let Some((prev, next)) = threads {
-        arch::context::switch(prev, next);
+        hal::context::switch(prev, next);
     }
     after_switch();
 }
@@ -288,7 +288,7 @@ fn after_switch() {
         let mut guard = KERNEL.lock();
         let k = guard.as_mut().expect("task::init not called");
         if let Some(line) = k.handover_line.take() {
-            k.rq.irq_exit(&mut HotStore(&mut k.hot), line as usize, arch::tsc::read());
+            k.rq.irq_exit(&mut HotStore(&mut k.hot), line as usize, hal::tsc::read());
         }
         core::mem::take(&mut k.graveyard)
     };
@@ -311,7 +311,7 @@ pub fn irq_return(line: u8) {
                 t
             }
             None => {
-                k.rq.irq_exit(&mut HotStore(&mut k.hot), line as usize, arch::tsc::read());
+                k.rq.irq_exit(&mut HotStore(&mut k.hot), line as usize, hal::tsc::read());
                 return;
             }
         }
@@ -330,7 +330,7 @@ fn boot_hot(idle: TaskKey, entry_tsc: u64) -> Vec<Option<Hot>> {
 
 /// The scheduler's name for the running task (`None` before `init`).
 pub(crate) fn current_sched_key() -> Option<TaskSlot> {
-    arch::cpu::without_interrupts(|| KERNEL.lock().as_ref().map(|k| k.rq.current()))
+    hal::cpu::without_interrupts(|| KERNEL.lock().as_ref().map(|k| k.rq.current()))
 }
 
 /// Block the running task in `kind` sleep until [`wake`] (or, with a deadline, until the
@@ -357,9 +357,9 @@ pub(crate) fn block_current(kind: SleepKind, deadline: Option<u64>) {
 /// Make a sleeping task runnable (no effect on a task that is not asleep). Callable from
 /// interrupt handlers; a wake-up of a higher-priority task asks for a reschedule.
 pub(crate) fn wake(key: TaskSlot) {
-    arch::cpu::without_interrupts(|| {
+    hal::cpu::without_interrupts(|| {
         if let Some(k) = KERNEL.lock().as_mut() {
-            let now = arch::tsc::read();
+            let now = hal::tsc::read();
             if k.rq.wake_up(&mut HotStore(&mut k.hot), key, now) {
                 k.runq_changed(now);
             }
@@ -369,7 +369,7 @@ pub(crate) fn wake(key: TaskSlot) {
 
 /// Make the boot thread the idle task (pid 0) and create init (pid 1), which runs `init_main`.
 pub fn init(entry_tsc: u64, init_main: fn(u64)) {
-    let now = arch::tsc::read();
+    let now = hal::tsc::read();
     let mut tasks: TaskTable<Payload, Totals> = TaskTable::new();
     let idle = tasks.create_idle(b"idle", Payload::kernel(Thread::boot(), None)).expect("fresh table");
     // The boot thread has been running in the kernel since kernel entry.
@@ -403,7 +403,7 @@ pub fn init(entry_tsc: u64, init_main: fn(u64)) {
 pub fn idle_loop() -> ! {
     loop {
         preempt_if_needed();
-        arch::cpu::wait_for_interrupt();
+        hal::cpu::wait_for_interrupt();
     }
 }
 
@@ -443,7 +443,7 @@ pub fn tick(now: u64) {
 
 /// On the way out of an interrupt (and in the idle loop): switch if the scheduler asked to.
 pub fn preempt_if_needed() {
-    let needed = arch::cpu::without_interrupts(|| KERNEL.lock().as_ref().is_some_and(|k| k.rq.need_resched()));
+    let needed = hal::cpu::without_interrupts(|| KERNEL.lock().as_ref().is_some_and(|k| k.rq.need_resched()));
     if needed {
         schedule(PrevAction::Preempted);
     }
@@ -453,7 +453,7 @@ pub fn preempt_if_needed() {
 pub fn current_msa() -> MsaTimes {
     with_kernel(|k| {
         let me = k.rq.current();
-        k.rq.msa_snapshot(&mut HotStore(&mut k.hot), me, arch::tsc::read())
+        k.rq.msa_snapshot(&mut HotStore(&mut k.hot), me, hal::tsc::read())
     })
 }
 
@@ -497,7 +497,7 @@ pub struct SystemSnapshot {
 
 pub fn snapshot() -> SystemSnapshot {
     with_kernel(|k| {
-        let now = arch::tsc::read();
+        let now = hal::tsc::read();
         let mut tasks = Vec::new();
         let keys: Vec<TaskKey> = k.tasks.iter().map(|(key, _)| key).collect();
         for key in keys {

@@ -26,7 +26,6 @@ use tally_tasktable::{AcctFlags, TaskKey};
 use tally_uapi::errno::{EACCES, EINVAL, EPERM, ESRCH};
 
 use super::{with_kernel, HotStore, Kernel};
-use crate::arch;
 
 impl Kernel {
     /// The live task `pid` names (0: the current one).
@@ -82,7 +81,7 @@ pub fn set_nice(pid: i32, nice: i32) -> Result<(), i32> {
         if privileged {
             k.note_superuser();
         }
-        k.rq.set_nice(&mut HotStore(&mut k.hot), s, nice, arch::tsc::read());
+        k.rq.set_nice(&mut HotStore(&mut k.hot), s, nice, hal::tsc::read());
         Ok(())
     })
 }
@@ -101,7 +100,7 @@ pub fn set_scheduler(pid: i32, policy: i32, rt_priority: i32) -> Result<(), i32>
             privileged = true;
         }
         let s = Kernel::sched_key(target);
-        k.rq.set_scheduler(&mut HotStore(&mut k.hot), s, policy, rt_priority, arch::tsc::read()).map_err(|e| e.errno())?;
+        k.rq.set_scheduler(&mut HotStore(&mut k.hot), s, policy, rt_priority, hal::tsc::read()).map_err(|e| e.errno())?;
         if privileged {
             k.note_superuser();
         }

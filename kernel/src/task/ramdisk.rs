@@ -3,7 +3,7 @@
 //! There is no file system. `cargo xtask` packs every program of `userland/` into one cpio
 //! "newc" archive (`target/tally/ramdisk-<profile>.cpio`; `cpio -itv <` it on the host to
 //! see what the kernel sees), the boot loader loads it into memory, and `kmain` hands the
-//! bytes to [`init`] (through `arch::bootmem`, the one place that turns the boot loader's
+//! bytes to [`init`] (through `hal::bootmem`, the one place that turns the boot loader's
 //! address into a slice). From then on the archive is read-only and lives for ever, so a
 //! program's ELF bytes are used where they lie: `spawn` copies segments straight from
 //! them into the new process's pages.

@@ -23,7 +23,6 @@ use tally_uapi::errno::{EINVAL, EPERM};
 use tally_uapi::signal::{default_action, DefaultAction, NSIG_STD};
 
 use super::{with_kernel, Kernel};
-use crate::arch;
 
 /// Add one received signal to process `leader`'s receiving thread (the leader itself while
 /// it lives, else its first live thread).
@@ -71,7 +70,7 @@ pub fn kill(pid: i32, sig: i32) -> Result<(), i32> {
         let status = ExitStatus::signaled(sig, core).unwrap_or_default();
         // Every thread is marked (the caller too, if it signals its own process: it leaves
         // on its way back to user mode) and sleepers are woken, as exit_group does.
-        super::lifecycle::kill_group(k, leader, status, None, arch::tsc::read());
+        super::lifecycle::kill_group(k, leader, status, None, hal::tsc::read());
         Ok(())
     })
 }

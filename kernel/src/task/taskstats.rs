@@ -27,7 +27,6 @@ use tally_uapi::taskstats::{ACORE, AFORK, AXSIG};
 use super::memacct::MemUsage;
 use super::vm::Vm;
 use super::{with_kernel, HotStore, Kernel, Totals};
-use crate::arch;
 
 fn memory(m: &MemUsage) -> Memory {
     Memory {
@@ -128,7 +127,7 @@ pub fn of_pid(pid: i32) -> Result<TaskAccounting, i32> {
 /// holds nothing meaningful.)
 pub fn of_pid_into(pid: i32, a: &mut TaskAccounting) -> Result<(), i32> {
     let (vm, cpu) = with_kernel(|k| {
-        let now = arch::tsc::read();
+        let now = hal::tsc::read();
         let key = k.tasks.lookup(pid).map_err(|_| ESRCH)?;
         k.identity(key, now, a)?;
         k.clocks_into(key, now, a);
@@ -143,7 +142,7 @@ pub fn of_pid_into(pid: i32, a: &mut TaskAccounting) -> Result<(), i32> {
 /// Taskstats input for process `tgid` now: exited threads' totals plus the live threads.
 pub fn of_tgid(tgid: i32) -> Result<TaskAccounting, i32> {
     let (mut a, vm, cpu) = with_kernel(|k| {
-        let now = arch::tsc::read();
+        let now = hal::tsc::read();
         let key = k.tasks.lookup(tgid).map_err(|_| ESRCH)?;
         let leader = k.tasks.leader(key)?;
         if k.tasks.get(leader)?.pid() != tgid {

@@ -4,7 +4,7 @@
 //! differences: its [`Thread`] runs on the process's address space (`vm.rs`), its scheduler
 //! entity is marked as having a user space, and its entry function is [`start_user`], which
 //! loads nothing of its own on the kernel stack, switches the task's running microstate to
-//! ONCPU_USR and jumps to ring 3 (`arch::usermode::enter_user`). Life afterwards:
+//! ONCPU_USR and jumps to ring 3 (`hal::usermode::enter_user`). Life afterwards:
 //!
 //! ```text
 //!            syscall ──► ONCPU_SYS ──► crate::syscall::dispatch ──► ONCPU_USR ──► sysretq
@@ -49,7 +49,7 @@ use super::vm::{FaultOutcome, Vm, USER_END};
 use super::{with_kernel, HotStore, Payload, Totals};
 use tally_taskstats::Counters;
 use tally_runqueue::TaskStore;
-use crate::arch::{self, context::Thread};
+use hal::context::Thread;
 use crate::file::FileTable;
 
 /// What the task table keeps for a task that has a user mode.
@@ -135,7 +135,7 @@ pub(super) fn exec_current(name: &str, vm: Arc<Vm>, start: (u64, u64, u64)) -> R
         }
     })?;
     let files = Arc::new(FileTable::with_console());
-    arch::cpu::without_interrupts(|| {
+    hal::cpu::without_interrupts(|| {
         // From here to ring 3 nothing else runs: the thread, the task and the memory map
         // change as one.
         thread.exec_user(Arc::clone(vm.space()));
@@ -149,7 +149,7 @@ pub(super) fn exec_current(name: &str, vm: Arc<Vm>, start: (u64, u64, u64)) -> R
                 p.entry = None;
                 p.user = Some(UserContext { vm: Arc::clone(&vm), files, start });
             }
-            k.process_cpu(arch::tsc::read())
+            k.process_cpu(hal::tsc::read())
         });
         vm.start_accounting_at(cpu);
     });
@@ -174,10 +174,10 @@ fn start_user(_: u64) {
         return;
     };
     // Nothing that needs dropping is alive on this stack now: `enter_user` abandons it.
-    arch::cpu::without_interrupts(|| {
+    hal::cpu::without_interrupts(|| {
         // With interrupts off: a kill cannot come between this check and ring 3.
         super::return_to_user();
-        arch::usermode::enter_user(rip, rsp, arg)
+        hal::usermode::enter_user(rip, rsp, arg)
     })
 }
 
@@ -186,7 +186,7 @@ fn start_user(_: u64) {
 pub fn set_running_state(state: MicroState) {
     with_kernel(|k| {
         let me = k.rq.current();
-        k.rq.set_running_state(&mut HotStore(&mut k.hot), me, state, arch::tsc::read());
+        k.rq.set_running_state(&mut HotStore(&mut k.hot), me, state, hal::tsc::read());
     });
 }
 
@@ -195,7 +195,7 @@ pub fn set_running_state(state: MicroState) {
 pub fn syscall_entered() {
     with_kernel(|k| {
         let me = k.rq.current();
-        k.rq.set_running_state(&mut HotStore(&mut k.hot), me, MicroState::OncpuSys, arch::tsc::read());
+        k.rq.set_running_state(&mut HotStore(&mut k.hot), me, MicroState::OncpuSys, hal::tsc::read());
         let cur = k.current();
         if let Ok(t) = k.tasks.get_mut(cur) {
             t.payload_mut().counters.syscalls += 1;

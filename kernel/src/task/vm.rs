@@ -1,6 +1,6 @@
 //! # A process's memory map: which user addresses it may use, and demand-zero paging
 //!
-//! The page tables (`arch::address_space`) say what is mapped *now*; this module says what a
+//! The page tables (`hal::address_space`) say what is mapped *now*; this module says what a
 //! process is *allowed* to have mapped — its regions, or VMAs ("virtual memory areas", as
 //! Linux calls them): the program image, the heap that `brk` moves, the stack, and later
 //! anonymous `mmap`s. The difference between the two is what makes **demand-zero paging**
@@ -48,9 +48,8 @@ use tally_uapi::errno::{EEXIST, EINVAL, ENOMEM};
 
 use super::memacct::{MemAcct, MemUsage};
 
-pub use crate::arch::address_space::{Prot, USER_END};
-use crate::arch::address_space::{is_user_range, AddressSpace, SpaceError, PAGE_SIZE};
-use crate::arch;
+pub use hal::address_space::{Prot, USER_END};
+use hal::address_space::{is_user_range, AddressSpace, SpaceError, PAGE_SIZE};
 
 /// Where programs are linked (`userland/link.ld`), as Linux's non-PIE x86_64 programs.
 pub const USER_IMAGE_BASE: u64 = 0x40_0000;
@@ -65,7 +64,7 @@ pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
 pub const USER_STACK_MAX: u64 = 8 * 1024 * 1024;
 /// The page just below the stack's lowest allowed page: never in any region.
 pub const USER_STACK_GUARD: u64 = USER_STACK_TOP - USER_STACK_MAX - PAGE_SIZE;
-// The `mmap_abi` test program (arch/x86_64/user_programs_proc.rs) spells this address out.
+// The `mmap_abi` test program (kernel/src/selftest/programs/proc/mmap_abi.S) spells this address out.
 const _: () = assert!(USER_STACK_GUARD == 0x7fff_ff7e_f000);
 /// How far `brk` may move the heap's end beyond its start.
 pub const USER_HEAP_MAX: u64 = 1 << 30;
@@ -204,7 +203,7 @@ impl Vm {
     }
 
     fn with_map<R>(&self, f: impl FnOnce(&mut Map) -> R) -> R {
-        arch::cpu::without_interrupts(|| f(&mut self.map.lock()))
+        hal::cpu::without_interrupts(|| f(&mut self.map.lock()))
     }
 
     /// Load one program segment (an ELF `PT_LOAD`): `[vaddr, vaddr + memsz)` gets fresh

@@ -16,7 +16,6 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use spin::Mutex;
 use tally_runqueue::{SleepKind, TaskSlot};
 
-use crate::arch;
 
 pub struct WaitQueue {
     waiters: Mutex<VecDeque<TaskSlot>>,
@@ -31,16 +30,16 @@ impl WaitQueue {
     /// `ready` is evaluated with interrupts disabled.
     pub fn wait_until(&self, kind: SleepKind, deadline: Option<u64>, ready: impl Fn() -> bool) -> bool {
         loop {
-            let outcome = arch::cpu::without_interrupts(|| {
+            let outcome = hal::cpu::without_interrupts(|| {
                 if ready() {
                     return Some(true);
                 }
-                if deadline.is_some_and(|d| arch::tsc::read() >= d) {
+                if deadline.is_some_and(|d| hal::tsc::read() >= d) {
                     return Some(false);
                 }
                 let Some(me) = super::current_sched_key() else {
                     // Before the scheduler exists there is nobody to switch to: wait here.
-                    arch::cpu::wait_for_interrupt();
+                    hal::cpu::wait_for_interrupt();
                     return None;
                 };
                 self.waiters.lock().push_back(me);
@@ -57,7 +56,7 @@ impl WaitQueue {
 
     /// Wake every waiter. Callable from interrupt handlers.
     pub fn wake_all(&self) {
-        arch::cpu::without_interrupts(|| {
+        hal::cpu::without_interrupts(|| {
             // One at a time, so the queue keeps its capacity: waiting and waking allocate
             // nothing after the first sleep (the heap allocator is a first-fit free list).
             loop {

@@ -15,11 +15,12 @@
 //! with interrupts still off, is park the user `rsp` in a scratch word and load the current
 //! thread's kernel stack top — a static that `context::switch` updates for every thread it
 //! switches to (one CPU; an SMP kernel would keep both words in a per-CPU area reached with
-//! `swapgs`). It then pushes every user register into a [`SyscallFrame`] and calls
-//! `crate::syscall::entry` (safe Rust: microstates, interrupts on, dispatch, preemption, back
-//! to user) with a pointer to the frame. Registers come back from the frame, so the result is
-//! whatever the dispatcher left in `frame.rax`, and every other register except `rcx`/`r11`
-//! is preserved, as on Linux.
+//! `swapgs`). It then pushes every user register into a [`SyscallFrame`] and calls the
+//! kernel's registered [`SyscallHandlers::entry`] (its `syscall` layer, safe Rust:
+//! microstates, interrupts on, dispatch, preemption) with the frame, then, with interrupts
+//! off again, [`SyscallHandlers::leave`] (back to user mode's microstate). Registers come
+//! back from the frame, so the result is whatever the dispatcher left in `frame.rax`, and
+//! every other register except `rcx`/`r11` is preserved, as on Linux.
 //!
 //! The way out is `sysretq`: `rip ← rcx`, `rflags ← r11`, CS/SS ← the user selectors derived
 //! from `STAR[63:48]` (+16 and +8: the GDT's user code and data, `gdt.rs`). One trap: on Intel
@@ -28,6 +29,7 @@
 //! `iretq` frame, so when the return address is not canonical the stub returns with `iretq`
 //! instead (the dispatcher also refuses to return to anything outside the user half).
 
+use spin::Once;
 use x86_64::registers::model_specific::{Efer, EferFlags, LStar, SFMask, Star};
 use x86_64::registers::rflags::RFlags;
 use x86_64::structures::gdt::SegmentSelector;
@@ -102,13 +104,27 @@ pub fn is_canonical(addr: u64) -> bool {
     top == 0 || top == 0x1_ffff
 }
 
+/// What the kernel runs for a system call, registered once at [`init`].
+#[derive(Clone, Copy)]
+pub struct SyscallHandlers {
+    /// Runs the call in `frame` (interrupts off on entry; it may enable them), leaving the
+    /// result in `frame.rax`.
+    pub entry: fn(&mut SyscallFrame),
+    /// The last step before `sysretq`, with interrupts off (it must not enable them).
+    pub leave: fn(&mut SyscallFrame),
+}
+
+static HANDLERS: Once<SyscallHandlers> = Once::new();
+
 /// Called by the stub with the frame it built. Returns 0 to leave by `sysretq`, 1 by
 /// `iretq` (a non-canonical return address).
 extern "C" fn syscall_from_stub(frame: &mut SyscallFrame) -> u64 {
-    crate::syscall::entry(frame);
+    // `init` stores the handlers before `syscall` is enabled, so they are always there.
+    let Some(h) = HANDLERS.get() else { super::cpu::halt_forever() };
+    (h.entry)(frame);
     // Interrupts stay off from here until sysretq/iretq restores the user's RFLAGS.
     x86_64::instructions::interrupts::disable();
-    crate::syscall::leave(frame);
+    (h.leave)(frame);
     (!is_canonical(frame.rip)) as u64
 }
 
@@ -188,8 +204,10 @@ unsafe extern "C" {
     fn tally_syscall_entry();
 }
 
-/// Enable `syscall`/`sysret` and point them at the stub. Call once after `gdt::init`.
-pub fn init() {
+/// Register the kernel's system-call handlers, then enable `syscall`/`sysret` and point
+/// them at the stub. Call once after `gdt::init`.
+pub fn init(handlers: SyscallHandlers) {
+    HANDLERS.call_once(|| handlers);
     let sel = |s: u16| SegmentSelector(s);
     if let Err(e) = Star::write(
         sel(USER_CODE_SELECTOR),

@@ -9,7 +9,8 @@
 //! * `address_space.rs`: page tables with USER pages for the program, the kernel half shared
 //!   but supervisor-only;
 //! * `syscall_entry.rs`: the `syscall`/`sysretq` path for system calls;
-//! * `idt.rs` + `crate::trap`: exceptions from ring 3 kill the task, not the kernel;
+//! * `idt.rs` + the kernel's trap handlers: exceptions from ring 3 kill the task, not the
+//!   kernel;
 //! * `uaccess.rs`: SMEP/SMAP, and checked copies of user memory;
 //! * `context.rs`: each thread's CR3 and kernel stack, loaded at every switch, and the FPU/SSE
 //!   registers of user threads, saved and restored there too.
@@ -24,6 +25,7 @@ use x86_64::registers::control::{Cr0, Cr0Flags, Cr4, Cr4Flags};
 
 use super::address_space::USER_END;
 use super::gdt::{USER_CODE_SELECTOR, USER_DATA_SELECTOR};
+use super::syscall_entry::SyscallHandlers;
 
 /// RFLAGS a user thread starts with: IF (interrupts on) and the always-one bit 1.
 pub const USER_RFLAGS: u64 = 0x202;
@@ -37,8 +39,9 @@ pub struct Features {
 
 /// Enable what user mode needs: SSE state handled by `fxsave`/`fxrstor` (so user programs
 /// may use SSE and x87 registers; the kernel itself is built without them), SMEP/SMAP, and
-/// the `syscall` instruction. Call once, after `gdt::init` and `idt::init`.
-pub fn init() -> Features {
+/// the `syscall` instruction, which runs `syscalls`. Call once, after `gdt::init` and
+/// `idt::init`.
+pub fn init(syscalls: SyscallHandlers) -> Features {
     // SAFETY: CR0.MP with EM clear makes x87/SSE instructions execute (no emulation trap),
     // CR0.NE reports x87 errors as #MF (SIGFPE) rather than through the PIC's IRQ 13;
     // CR4.OSFXSR/OSXMMEXCPT declare that the kernel saves SSE state with fxsave (context.rs
@@ -54,7 +57,7 @@ pub fn init() -> Features {
         Cr4::update(|f| f.insert(Cr4Flags::OSFXSR | Cr4Flags::OSXMMEXCPT_ENABLE));
     }
     let (smep, smap) = super::uaccess::init();
-    super::syscall_entry::init();
+    super::syscall_entry::init(syscalls);
     Features { smep, smap }
 }
 

@@ -135,7 +135,7 @@ impl AddressSpace {
     /// A new, empty user half with the kernel half shared.
     pub fn new() -> Result<AddressSpace, SpaceError> {
         paging::with_lock(|| {
-            let root = crate::mm::frames().alloc().ok_or(SpaceError::OutOfFrames)?;
+            let root = crate::frames::lock().alloc().ok_or(SpaceError::OutOfFrames)?;
             paging::zero_frame(root);
             // SAFETY: `root` was just allocated (nobody else refers to it); the kernel's root
             // is only edited under the page-table lock, which is held.
@@ -200,7 +200,7 @@ impl AddressSpace {
     pub fn map_zeroed(&self, va: u64, prot: Prot) -> Result<(), SpaceError> {
         Self::check(va)?;
         paging::with_lock(|| {
-            let mut frames = crate::mm::frames();
+            let mut frames = crate::frames::lock();
             // SAFETY: the page-table lock is held (with_lock).
             let entry = unsafe { self.leaf(va, Some(&mut frames))? };
             if !entry.is_unused() {
@@ -247,7 +247,7 @@ impl AddressSpace {
         }
         let mut freed = 0;
         paging::with_lock(|| {
-            let mut frames = crate::mm::frames();
+            let mut frames = crate::frames::lock();
             level(self.root, 0, 0, start, end, &mut freed, &mut frames);
             if freed > 0 && self.is_active() {
                 reload_root();
@@ -360,7 +360,7 @@ impl AddressSpace {
     pub fn clear_user(&self) -> u64 {
         let mut freed = 0;
         paging::with_lock(|| {
-            let mut frames = crate::mm::frames();
+            let mut frames = crate::frames::lock();
             self.walk_user(
                 &mut |phys, _| {
                     frames.free(phys);
@@ -420,7 +420,7 @@ impl Drop for AddressSpace {
                 load_root(paging::kernel_root());
             }
             self.clear_user();
-            paging::with_lock(|| crate::mm::frames().free(self.root));
+            paging::with_lock(|| crate::frames::lock().free(self.root));
         });
     }
 }

@@ -15,10 +15,10 @@
 use spin::{Mutex, Once};
 use x86_64::registers::control::Cr3;
 use x86_64::structures::paging::mapper::MapToError;
-use x86_64::structures::paging::{
-    FrameAllocator, Mapper, OffsetPageTable, Page, PageTable, PageTableFlags, PhysFrame, Size4KiB,
-};
+use x86_64::structures::paging::{FrameAllocator, Mapper, OffsetPageTable, Page, PageTable, PhysFrame, Size4KiB};
 use x86_64::{PhysAddr, VirtAddr};
+
+pub use x86_64::structures::paging::PageTableFlags;
 
 static PHYS_OFFSET: Once<u64> = Once::new();
 /// Physical address of the kernel's level-4 table (the boot loader's, never freed).
@@ -56,7 +56,7 @@ pub fn init(physical_memory_offset: u64) {
 pub(super) fn populate_kernel_half() -> u64 {
     let mut added = 0;
     with_lock(|| {
-        let mut frames = crate::mm::frames();
+        let mut frames = crate::frames::lock();
         // SAFETY: the kernel's level-4 table is reachable through the physical-memory window
         // and MAPPER_LOCK (held) makes this the only reference to it.
         let root = unsafe { &mut *(phys_to_virt(kernel_root()) as *mut PageTable) };
@@ -109,7 +109,7 @@ pub(super) fn with_lock<R>(f: impl FnOnce() -> R) -> R {
 /// Map `count` fresh, zeroed frames at `start` (page-aligned) with `flags` | PRESENT.
 pub fn map_zeroed(start: u64, count: u64, flags: PageTableFlags) -> Result<(), MapError> {
     with_mapper(|mapper| {
-        let mut frames = crate::mm::frames();
+        let mut frames = crate::frames::lock();
         for i in 0..count {
             let page = Page::<Size4KiB>::containing_address(VirtAddr::new(start + i * 4096));
             let phys = frames.alloc().ok_or(MapError::OutOfFrames)?;
@@ -138,7 +138,7 @@ pub fn map_zeroed(start: u64, count: u64, flags: PageTableFlags) -> Result<(), M
 /// Unmap `count` pages at `start` and return their frames. Unmapped pages are skipped.
 pub fn unmap_and_free(start: u64, count: u64) {
     with_mapper(|mapper| {
-        let mut frames = crate::mm::frames();
+        let mut frames = crate::frames::lock();
         for i in 0..count {
             let page = Page::<Size4KiB>::containing_address(VirtAddr::new(start + i * 4096));
             if let Ok((frame, flush)) = mapper.unmap(page) {

@@ -1,12 +1,13 @@
 //! The IDT: where the CPU goes on each exception and interrupt.
 //!
-//! Vectors 0–31 are CPU exceptions; each gets a handler that packs what the CPU pushed into
-//! an [`Exception`] and hands it to the kernel's policy in `crate::trap` (which reports the
-//! fault and stops the machine, resumes after a breakpoint, or — for an exception from user
-//! mode — fixes a demand-zero page fault or kills the task). An exception from ring 3 arrives
-//! on the thread's kernel stack (TSS `rsp0`, set at every switch). Vectors 32–47 are the 16
-//! legacy IRQ lines of the two 8259 PICs; each stub calls `crate::irq::dispatch(line,
-//! from_user)`, saying whether the interrupted code ran in ring 3. Handlers use the
+//! Vectors 0–31 are CPU exceptions; each gets a stub that packs what the CPU pushed into an
+//! [`Exception`] and hands it to the kernel's policy, one of the [`TrapHandlers`] the kernel
+//! registered at [`init`] (its `trap` layer: report the fault and stop the machine, resume
+//! after a breakpoint, or — for an exception from user mode — fix a demand-zero page fault
+//! or kill the task). An exception from ring 3 arrives on the thread's kernel stack (TSS
+//! `rsp0`, set at every switch). Vectors 32–47 are the 16 legacy IRQ lines of the two 8259
+//! PICs; each stub calls the registered `irq(line, from_user)` (the kernel's `irq`
+//! dispatcher), saying whether the interrupted code ran in ring 3. Stubs use the
 //! `x86-interrupt` calling convention, so the compiler saves every register the handler
 //! clobbers and returns with `iretq`.
 
@@ -52,19 +53,48 @@ impl Exception {
     }
 }
 
-/// A handler that hands the exception to `trap::exception`: fatal in the kernel, the end of
-/// the task in user mode.
+/// Where the kernel wants each kind of trap to go. Every handler runs with interrupts
+/// disabled, on the interrupted thread's kernel stack (the double fault on its own stack).
+#[derive(Clone, Copy)]
+pub struct TrapHandlers {
+    /// Any exception but breakpoints, page faults, double faults and machine checks: fatal
+    /// in the kernel, the end of the task in user mode.
+    pub exception: fn(&Exception) -> !,
+    /// A page fault the direct user copy did not expect (see [`crate::uaccess`]); returns
+    /// to retry the faulting instruction.
+    pub page_fault: fn(&Exception),
+    /// `int3`; returns to resume after it.
+    pub breakpoint: fn(&Exception),
+    /// Double fault, machine check: the machine cannot go on.
+    pub fatal: fn(&Exception) -> !,
+    /// Legacy IRQ `line` (0–15) fired; `from_user`: the CPU was running ring-3 code.
+    pub irq: fn(line: u8, from_user: bool),
+}
+
+static HANDLERS: Once<TrapHandlers> = Once::new();
+
+/// The registered handlers. `init` stores them before the IDT is loaded, so no stub can run
+/// before they exist; if one somehow did, the CPU halts rather than guess.
+fn handlers() -> &'static TrapHandlers {
+    match HANDLERS.get() {
+        Some(h) => h,
+        None => super::cpu::halt_forever(),
+    }
+}
+
+/// A stub that hands the exception to the registered `exception` handler: fatal in the
+/// kernel, the end of the task in user mode.
 macro_rules! fatal {
     ($fn:ident, $vec:expr, $name:expr) => {
         extern "x86-interrupt" fn $fn(f: InterruptStackFrame) {
             super::uaccess::clear_ac();
-            crate::trap::exception(&Exception::new($vec, $name, &f, None))
+            (handlers().exception)(&Exception::new($vec, $name, &f, None))
         }
     };
     ($fn:ident, $vec:expr, $name:expr, code) => {
         extern "x86-interrupt" fn $fn(f: InterruptStackFrame, code: u64) {
             super::uaccess::clear_ac();
-            crate::trap::exception(&Exception::new($vec, $name, &f, Some(code)))
+            (handlers().exception)(&Exception::new($vec, $name, &f, Some(code)))
         }
     };
 }
@@ -91,12 +121,13 @@ fatal!(security, 30, "security exception", code);
 
 extern "x86-interrupt" fn breakpoint(f: InterruptStackFrame) {
     super::uaccess::clear_ac();
-    crate::trap::breakpoint(&Exception::new(3, "breakpoint", &f, None));
+    (handlers().breakpoint)(&Exception::new(3, "breakpoint", &f, None));
 }
 
 /// A page fault. One kind is handled here: the kernel's direct copy to or from user memory
 /// hitting a page it may not use that way (`uaccess::fixup`) resumes at the copy's failure
-/// exit, and the copy is retried on the checked path. Everything else goes to `trap`.
+/// exit, and the copy is retried on the checked path. Everything else goes to the kernel's
+/// `page_fault` handler.
 extern "x86-interrupt" fn page_fault(mut f: InterruptStackFrame, code: PageFaultErrorCode) {
     super::uaccess::clear_ac();
     let mut e = Exception::new(14, "page fault", &f, Some(code.bits()));
@@ -109,26 +140,26 @@ extern "x86-interrupt" fn page_fault(mut f: InterruptStackFrame, code: PageFault
             return;
         }
     }
-    crate::trap::page_fault(&e)
+    (handlers().page_fault)(&e)
 }
 
 extern "x86-interrupt" fn double_fault(f: InterruptStackFrame, code: u64) -> ! {
     super::uaccess::clear_ac();
     let mut e = Exception::new(8, "double fault", &f, Some(code));
     e.cr2 = Some(Cr2::read_raw());
-    crate::trap::fatal(&e)
+    (handlers().fatal)(&e)
 }
 
 extern "x86-interrupt" fn machine_check(f: InterruptStackFrame) -> ! {
     super::uaccess::clear_ac();
-    crate::trap::fatal(&Exception::new(18, "machine check", &f, None))
+    (handlers().fatal)(&Exception::new(18, "machine check", &f, None))
 }
 
 macro_rules! irq_stubs {
     ($($fn:ident = $line:expr),* $(,)?) => {
         $(extern "x86-interrupt" fn $fn(f: InterruptStackFrame) {
             super::uaccess::clear_ac();
-            crate::irq::dispatch($line, f.code_segment.0 & 3 == 3)
+            (handlers().irq)($line, f.code_segment.0 & 3 == 3)
         })*
         const IRQ_STUBS: [extern "x86-interrupt" fn(InterruptStackFrame); 16] = [$($fn),*];
     };
@@ -141,8 +172,10 @@ irq_stubs!(
 
 static IDT: Once<InterruptDescriptorTable> = Once::new();
 
-/// Build and load the IDT. Must run after `gdt::init` (the double-fault IST slot).
-pub fn init() {
+/// Register the kernel's trap handlers, then build and load the IDT. Must run after
+/// `gdt::init` (the double-fault IST slot). Call once; later calls keep the first handlers.
+pub fn init(trap_handlers: TrapHandlers) {
+    HANDLERS.call_once(|| trap_handlers);
     let idt = IDT.call_once(|| {
         let mut idt = InterruptDescriptorTable::new();
         idt.divide_error.set_handler_fn(divide_error);

@@ -1,0 +1,103 @@
+//! # Tiny user programs, in assembly, for the ring-3 self-tests
+//!
+//! The ring-3 self-tests need programs that do exactly one odd thing each (fault in a given
+//! way, preserve every register, ...), independent of the userland runtime and the ramdisk.
+//! Each is a position-independent routine in a `.S` file of this folder, assembled into the
+//! kernel image as read-only data by `hal::user_program!` (the kernel never executes it). A
+//! self-test copies one into fresh user pages at the image base, gives it a stack, and starts
+//! it with one argument in `rdi` (`super::user::load`). Each talks to the kernel only through
+//! `syscall` and reports through its exit status; the system-call numbers and errno values
+//! in the text are `{NAME}` operands filled in from `tally_uapi` below.
+//!
+//! | program   | `rdi`              | does                                                        |
+//! |-----------|--------------------|-------------------------------------------------------------|
+//! | `smoke`   | –                  | spins a little, `write("hello from ring 3\n")`, `getpid`, `gettid`, `exit(42)` |
+//! | `syscalls`| parent's pid       | checks getppid, getuid, clocks, nanosleep, yield, ENOSYS, EINVAL, EBADF, registers kept, a 261-byte write; `exit_group(0)` or the number of the failed check |
+//! | `fault`   | which fault        | 0 divide by zero, 1 `ud2`, 2 `int3`, 3 `hlt`, 4 jump to the stack, 5 single-step, 6 write its own code, 7 single-step into `syscall` |
+//! | `read_at` | an address         | reads a word there, then `exit(0)`                          |
+//! | `write_at`| an address         | writes a byte there, then `exit(0)`                         |
+//! | `efault`  | –                  | passes bad pointers to write/clock_gettime/nanosleep; each must give -EFAULT |
+//! | `demand`  | N                  | grows the heap by N pages with `brk` and touches them, then N pages of stack |
+//! | `spin`    | ns                 | computes in registers and `xmm0` for that long, checking they survive preemption |
+
+mod proc;
+
+pub use proc::*;
+
+use tally_uapi::errno::{EBADF, EFAULT, EINVAL, ENOSYS};
+use tally_uapi::syscall::*;
+
+/// A number no system call has: the `syscalls` program checks it gets `-ENOSYS`.
+const NO_SUCH_SYSCALL: usize = 9999;
+
+hal::user_program!(
+    pub fn smoke = include_str!("smoke.S"),
+    SYS_EXIT = const SYS_EXIT,
+    SYS_GETPID = const SYS_GETPID,
+    SYS_GETTID = const SYS_GETTID,
+    SYS_WRITE = const SYS_WRITE,
+);
+hal::user_program!(
+    pub fn syscalls = include_str!("syscalls.S"),
+    CLOCK_MONOTONIC = const CLOCK_MONOTONIC,
+    EBADF = const EBADF,
+    EINVAL = const EINVAL,
+    ENOSYS = const ENOSYS,
+    NO_SUCH_SYSCALL = const NO_SUCH_SYSCALL,
+    SYS_CLOCK_GETTIME = const SYS_CLOCK_GETTIME,
+    SYS_EXIT_GROUP = const SYS_EXIT_GROUP,
+    SYS_GETPID = const SYS_GETPID,
+    SYS_GETPPID = const SYS_GETPPID,
+    SYS_GETUID = const SYS_GETUID,
+    SYS_NANOSLEEP = const SYS_NANOSLEEP,
+    SYS_SCHED_YIELD = const SYS_SCHED_YIELD,
+    SYS_WRITE = const SYS_WRITE,
+);
+hal::user_program!(
+    pub fn fault = include_str!("fault.S"),
+    SYS_EXIT = const SYS_EXIT,
+    SYS_GETPID = const SYS_GETPID,
+);
+hal::user_program!(
+    pub fn read_at = include_str!("read_at.S"),
+    SYS_EXIT = const SYS_EXIT,
+);
+hal::user_program!(
+    pub fn write_at = include_str!("write_at.S"),
+    SYS_EXIT = const SYS_EXIT,
+);
+hal::user_program!(
+    pub fn efault = include_str!("efault.S"),
+    CLOCK_MONOTONIC = const CLOCK_MONOTONIC,
+    EFAULT = const EFAULT,
+    SYS_CLOCK_GETTIME = const SYS_CLOCK_GETTIME,
+    SYS_EXIT = const SYS_EXIT,
+    SYS_NANOSLEEP = const SYS_NANOSLEEP,
+    SYS_WRITE = const SYS_WRITE,
+);
+hal::user_program!(
+    pub fn demand = include_str!("demand.S"),
+    SYS_BRK = const SYS_BRK,
+    SYS_EXIT = const SYS_EXIT,
+);
+hal::user_program!(
+    pub fn spin = include_str!("spin.S"),
+    CLOCK_MONOTONIC = const CLOCK_MONOTONIC,
+    SYS_CLOCK_GETTIME = const SYS_CLOCK_GETTIME,
+    SYS_EXIT = const SYS_EXIT,
+);
+
+/// The test program called `name` (this table's or `proc`'s), if there is one.
+pub fn program(name: &str) -> Option<&'static [u8]> {
+    Some(match name {
+        "smoke" => smoke(),
+        "syscalls" => syscalls(),
+        "fault" => fault(),
+        "read_at" => read_at(),
+        "write_at" => write_at(),
+        "efault" => efault(),
+        "demand" => demand(),
+        "spin" => spin(),
+        _ => return proc::program(name),
+    })
+}
