@@ -47,14 +47,8 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     console::init();
     println!("Tally {} — a teaching kernel about where time goes", env!("CARGO_PKG_VERSION"));
     hal::gdt::init();
-    hal::idt::init(hal::idt::TrapHandlers {
-        exception: trap::exception,
-        page_fault: trap::page_fault,
-        breakpoint: trap::breakpoint,
-        fatal: trap::fatal,
-        irq: irq::dispatch,
-    });
-    let cpu = hal::usermode::init(hal::syscall_entry::SyscallHandlers { entry: syscall::entry, leave: syscall::leave });
+    hal::idt::init::<Entry>();
+    let cpu = hal::usermode::init::<Entry>();
     let ramdisk = hal::bootmem::ramdisk(boot_info.ramdisk_addr.into_option(), boot_info.ramdisk_len);
     mm::init(boot_info);
     hal::address_space::init();
@@ -75,6 +69,45 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     hal::cpu::enable_interrupts();
     // The boot thread becomes the idle task; init (pid 1) runs what the command line asks.
     task::idle_loop()
+}
+
+/// How the HAL's entry stubs reach the kernel: traps and IRQs go to the `trap` and `irq`
+/// layers, system calls to `syscall`. (The HAL's stubs are generic over this type, so each
+/// is a direct call.)
+struct Entry;
+
+impl hal::idt::TrapHandlers for Entry {
+    fn exception(e: &hal::idt::Exception) -> ! {
+        trap::exception(e)
+    }
+
+    fn page_fault(e: &hal::idt::Exception) {
+        trap::page_fault(e)
+    }
+
+    fn breakpoint(e: &hal::idt::Exception) {
+        trap::breakpoint(e)
+    }
+
+    fn fatal(e: &hal::idt::Exception) -> ! {
+        trap::fatal(e)
+    }
+
+    fn irq(line: u8, from_user: bool) {
+        irq::dispatch(line, from_user)
+    }
+}
+
+impl hal::syscall_entry::SyscallHandlers for Entry {
+    #[inline]
+    fn entry(frame: &mut hal::syscall_entry::SyscallFrame) {
+        syscall::entry(frame)
+    }
+
+    #[inline]
+    fn leave(frame: &mut hal::syscall_entry::SyscallFrame) {
+        syscall::leave(frame)
+    }
 }
 
 fn on_off(b: bool) -> &'static str {

@@ -99,6 +99,7 @@ pub enum SpaceError {
 }
 
 /// Is `[addr, addr + len)` inside the user half (and not wrapping around)?
+#[inline]
 pub fn is_user_range(addr: u64, len: u64) -> bool {
     addr.checked_add(len).is_some_and(|end| end <= USER_END)
 }
@@ -439,6 +440,7 @@ pub fn user_space_active() -> bool {
 }
 
 /// The level-4 table the CPU is using.
+#[inline]
 pub fn current_root() -> u64 {
     match ACTIVE_ROOT.load(Ordering::Relaxed) {
         0 => Cr3::read().0.start_address().as_u64(),

@@ -3,16 +3,19 @@
 use x86_64::instructions::interrupts;
 
 /// Enable maskable interrupts (`sti`).
+#[inline]
 pub fn enable_interrupts() {
     interrupts::enable();
 }
 
 /// Run `f` with maskable interrupts disabled, restoring the previous state afterwards.
+#[inline]
 pub fn without_interrupts<R>(f: impl FnOnce() -> R) -> R {
     interrupts::without_interrupts(f)
 }
 
 /// Wait for the next interrupt (`sti; hlt` so that no wake-up is lost in between).
+#[inline]
 pub fn wait_for_interrupt() {
     interrupts::enable_and_hlt();
 }

@@ -1,13 +1,13 @@
 //! The IDT: where the CPU goes on each exception and interrupt.
 //!
 //! Vectors 0–31 are CPU exceptions; each gets a stub that packs what the CPU pushed into an
-//! [`Exception`] and hands it to the kernel's policy, one of the [`TrapHandlers`] the kernel
-//! registered at [`init`] (its `trap` layer: report the fault and stop the machine, resume
-//! after a breakpoint, or — for an exception from user mode — fix a demand-zero page fault
-//! or kill the task). An exception from ring 3 arrives on the thread's kernel stack (TSS
-//! `rsp0`, set at every switch). Vectors 32–47 are the 16 legacy IRQ lines of the two 8259
-//! PICs; each stub calls the registered `irq(line, from_user)` (the kernel's `irq`
-//! dispatcher), saying whether the interrupted code ran in ring 3. Stubs use the
+//! [`Exception`] and hands it to the kernel's policy, the [`TrapHandlers`] the kernel gave
+//! [`init`] (its `trap` layer: report the fault and stop the machine, resume after a
+//! breakpoint, or — for an exception from user mode — fix a demand-zero page fault or kill
+//! the task). An exception from ring 3 arrives on the thread's kernel stack (TSS `rsp0`, set
+//! at every switch). Vectors 32–47 are the 16 legacy IRQ lines of the two 8259 PICs; each
+//! stub calls the kernel's `irq(line, from_user)` (its `irq` dispatcher), saying whether the
+//! interrupted code ran in ring 3. Stubs use the
 //! `x86-interrupt` calling convention, so the compiler saves every register the handler
 //! clobbers and returns with `iretq`.
 
@@ -53,84 +53,81 @@ impl Exception {
     }
 }
 
-/// Where the kernel wants each kind of trap to go. Every handler runs with interrupts
-/// disabled, on the interrupted thread's kernel stack (the double fault on its own stack).
-#[derive(Clone, Copy)]
-pub struct TrapHandlers {
+/// Where the kernel wants each kind of trap to go: it implements this trait on a type of its
+/// own and hands the type to [`init`]. The stubs are generic over it, so every trap calls
+/// the kernel's handler directly (no function pointer is looked up on the way). Every
+/// handler runs with interrupts disabled, on the interrupted thread's kernel stack (the
+/// double fault on its own stack).
+pub trait TrapHandlers {
     /// Any exception but breakpoints, page faults, double faults and machine checks: fatal
     /// in the kernel, the end of the task in user mode.
-    pub exception: fn(&Exception) -> !,
+    fn exception(e: &Exception) -> !;
     /// A page fault the direct user copy did not expect (see [`crate::uaccess`]); returns
     /// to retry the faulting instruction.
-    pub page_fault: fn(&Exception),
+    fn page_fault(e: &Exception);
     /// `int3`; returns to resume after it.
-    pub breakpoint: fn(&Exception),
+    fn breakpoint(e: &Exception);
     /// Double fault, machine check: the machine cannot go on.
-    pub fatal: fn(&Exception) -> !,
+    fn fatal(e: &Exception) -> !;
     /// Legacy IRQ `line` (0–15) fired; `from_user`: the CPU was running ring-3 code.
-    pub irq: fn(line: u8, from_user: bool),
+    fn irq(line: u8, from_user: bool);
 }
 
-static HANDLERS: Once<TrapHandlers> = Once::new();
+/// A stub that hands exception `V` to the kernel's `exception` handler: fatal in the
+/// kernel, the end of the task in user mode. `name(V)` says what it is.
+extern "x86-interrupt" fn fault<T: TrapHandlers, const V: u8>(f: InterruptStackFrame) {
+    super::uaccess::clear_ac();
+    T::exception(&Exception::new(V, name(V), &f, None))
+}
 
-/// The registered handlers. `init` stores them before the IDT is loaded, so no stub can run
-/// before they exist; if one somehow did, the CPU halts rather than guess.
-fn handlers() -> &'static TrapHandlers {
-    match HANDLERS.get() {
-        Some(h) => h,
-        None => super::cpu::halt_forever(),
+/// [`fault`] for the exceptions that push an error code.
+extern "x86-interrupt" fn fault_code<T: TrapHandlers, const V: u8>(f: InterruptStackFrame, code: u64) {
+    super::uaccess::clear_ac();
+    T::exception(&Exception::new(V, name(V), &f, Some(code)))
+}
+
+/// The name of exception vector `v`, as the Intel manuals give it.
+fn name(v: u8) -> &'static str {
+    match v {
+        0 => "divide error",
+        1 => "debug",
+        2 => "non-maskable interrupt",
+        3 => "breakpoint",
+        4 => "overflow",
+        5 => "bound range exceeded",
+        6 => "invalid opcode",
+        7 => "device not available",
+        8 => "double fault",
+        10 => "invalid TSS",
+        11 => "segment not present",
+        12 => "stack-segment fault",
+        13 => "general protection fault",
+        14 => "page fault",
+        16 => "x87 floating-point exception",
+        17 => "alignment check",
+        18 => "machine check",
+        19 => "SIMD floating-point exception",
+        20 => "virtualization exception",
+        21 => "control protection exception",
+        28 => "hypervisor injection exception",
+        29 => "VMM communication exception",
+        30 => "security exception",
+        _ => "exception",
     }
 }
 
-/// A stub that hands the exception to the registered `exception` handler: fatal in the
-/// kernel, the end of the task in user mode.
-macro_rules! fatal {
-    ($fn:ident, $vec:expr, $name:expr) => {
-        extern "x86-interrupt" fn $fn(f: InterruptStackFrame) {
-            super::uaccess::clear_ac();
-            (handlers().exception)(&Exception::new($vec, $name, &f, None))
-        }
-    };
-    ($fn:ident, $vec:expr, $name:expr, code) => {
-        extern "x86-interrupt" fn $fn(f: InterruptStackFrame, code: u64) {
-            super::uaccess::clear_ac();
-            (handlers().exception)(&Exception::new($vec, $name, &f, Some(code)))
-        }
-    };
-}
-
-fatal!(divide_error, 0, "divide error");
-fatal!(debug, 1, "debug");
-fatal!(nmi, 2, "non-maskable interrupt");
-fatal!(overflow, 4, "overflow");
-fatal!(bound_range, 5, "bound range exceeded");
-fatal!(invalid_opcode, 6, "invalid opcode");
-fatal!(device_not_available, 7, "device not available");
-fatal!(invalid_tss, 10, "invalid TSS", code);
-fatal!(segment_not_present, 11, "segment not present", code);
-fatal!(stack_segment, 12, "stack-segment fault", code);
-fatal!(general_protection, 13, "general protection fault", code);
-fatal!(x87_fp, 16, "x87 floating-point exception");
-fatal!(alignment_check, 17, "alignment check", code);
-fatal!(simd_fp, 19, "SIMD floating-point exception");
-fatal!(virtualization, 20, "virtualization exception");
-fatal!(control_protection, 21, "control protection exception", code);
-fatal!(hv_injection, 28, "hypervisor injection exception");
-fatal!(vmm_communication, 29, "VMM communication exception", code);
-fatal!(security, 30, "security exception", code);
-
-extern "x86-interrupt" fn breakpoint(f: InterruptStackFrame) {
+extern "x86-interrupt" fn breakpoint<T: TrapHandlers>(f: InterruptStackFrame) {
     super::uaccess::clear_ac();
-    (handlers().breakpoint)(&Exception::new(3, "breakpoint", &f, None));
+    T::breakpoint(&Exception::new(3, name(3), &f, None));
 }
 
 /// A page fault. One kind is handled here: the kernel's direct copy to or from user memory
 /// hitting a page it may not use that way (`uaccess::fixup`) resumes at the copy's failure
 /// exit, and the copy is retried on the checked path. Everything else goes to the kernel's
 /// `page_fault` handler.
-extern "x86-interrupt" fn page_fault(mut f: InterruptStackFrame, code: PageFaultErrorCode) {
+extern "x86-interrupt" fn page_fault<T: TrapHandlers>(mut f: InterruptStackFrame, code: PageFaultErrorCode) {
     super::uaccess::clear_ac();
-    let mut e = Exception::new(14, "page fault", &f, Some(code.bits()));
+    let mut e = Exception::new(14, name(14), &f, Some(code.bits()));
     e.cr2 = Some(Cr2::read_raw());
     if !e.from_user() {
         if let Some(resume) = super::uaccess::fixup(e.rip, e.cr2.unwrap_or(0)) {
@@ -140,74 +137,70 @@ extern "x86-interrupt" fn page_fault(mut f: InterruptStackFrame, code: PageFault
             return;
         }
     }
-    (handlers().page_fault)(&e)
+    T::page_fault(&e)
 }
 
-extern "x86-interrupt" fn double_fault(f: InterruptStackFrame, code: u64) -> ! {
+extern "x86-interrupt" fn double_fault<T: TrapHandlers>(f: InterruptStackFrame, code: u64) -> ! {
     super::uaccess::clear_ac();
-    let mut e = Exception::new(8, "double fault", &f, Some(code));
+    let mut e = Exception::new(8, name(8), &f, Some(code));
     e.cr2 = Some(Cr2::read_raw());
-    (handlers().fatal)(&e)
+    T::fatal(&e)
 }
 
-extern "x86-interrupt" fn machine_check(f: InterruptStackFrame) -> ! {
+extern "x86-interrupt" fn machine_check<T: TrapHandlers>(f: InterruptStackFrame) -> ! {
     super::uaccess::clear_ac();
-    (handlers().fatal)(&Exception::new(18, "machine check", &f, None))
+    T::fatal(&Exception::new(18, name(18), &f, None))
 }
 
-macro_rules! irq_stubs {
-    ($($fn:ident = $line:expr),* $(,)?) => {
-        $(extern "x86-interrupt" fn $fn(f: InterruptStackFrame) {
-            super::uaccess::clear_ac();
-            (handlers().irq)($line, f.code_segment.0 & 3 == 3)
-        })*
-        const IRQ_STUBS: [extern "x86-interrupt" fn(InterruptStackFrame); 16] = [$($fn),*];
-    };
+/// The stub of legacy IRQ line `LINE`: the kernel's `irq` handler, told whether the CPU
+/// was in ring 3.
+extern "x86-interrupt" fn irq<T: TrapHandlers, const LINE: u8>(f: InterruptStackFrame) {
+    super::uaccess::clear_ac();
+    T::irq(LINE, f.code_segment.0 & 3 == 3)
 }
-
-irq_stubs!(
-    irq0 = 0, irq1 = 1, irq2 = 2, irq3 = 3, irq4 = 4, irq5 = 5, irq6 = 6, irq7 = 7,
-    irq8 = 8, irq9 = 9, irq10 = 10, irq11 = 11, irq12 = 12, irq13 = 13, irq14 = 14, irq15 = 15,
-);
 
 static IDT: Once<InterruptDescriptorTable> = Once::new();
 
-/// Register the kernel's trap handlers, then build and load the IDT. Must run after
-/// `gdt::init` (the double-fault IST slot). Call once; later calls keep the first handlers.
-pub fn init(trap_handlers: TrapHandlers) {
-    HANDLERS.call_once(|| trap_handlers);
+/// Build and load the IDT, every stub calling the kernel's handlers `T`. Must run after
+/// `gdt::init` (the double-fault IST slot). Call once: the first IDT built stays.
+pub fn init<T: TrapHandlers>() {
     let idt = IDT.call_once(|| {
         let mut idt = InterruptDescriptorTable::new();
-        idt.divide_error.set_handler_fn(divide_error);
-        idt.debug.set_handler_fn(debug);
-        idt.non_maskable_interrupt.set_handler_fn(nmi);
+        idt.divide_error.set_handler_fn(fault::<T, 0>);
+        idt.debug.set_handler_fn(fault::<T, 1>);
+        idt.non_maskable_interrupt.set_handler_fn(fault::<T, 2>);
         // DPL 3: `int3` is allowed in user mode (a debugger's breakpoint); from ring 3 it
         // then arrives here as a breakpoint (SIGTRAP) instead of a general-protection fault.
-        idt.breakpoint.set_handler_fn(breakpoint).set_privilege_level(x86_64::PrivilegeLevel::Ring3);
-        idt.overflow.set_handler_fn(overflow);
-        idt.bound_range_exceeded.set_handler_fn(bound_range);
-        idt.invalid_opcode.set_handler_fn(invalid_opcode);
-        idt.device_not_available.set_handler_fn(device_not_available);
+        idt.breakpoint.set_handler_fn(breakpoint::<T>).set_privilege_level(x86_64::PrivilegeLevel::Ring3);
+        idt.overflow.set_handler_fn(fault::<T, 4>);
+        idt.bound_range_exceeded.set_handler_fn(fault::<T, 5>);
+        idt.invalid_opcode.set_handler_fn(fault::<T, 6>);
+        idt.device_not_available.set_handler_fn(fault::<T, 7>);
         // SAFETY: the IST slot was filled with a valid, unused stack by `gdt::init`.
         unsafe {
-            idt.double_fault.set_handler_fn(double_fault).set_stack_index(DOUBLE_FAULT_IST_INDEX);
+            idt.double_fault.set_handler_fn(double_fault::<T>).set_stack_index(DOUBLE_FAULT_IST_INDEX);
         }
-        idt.invalid_tss.set_handler_fn(invalid_tss);
-        idt.segment_not_present.set_handler_fn(segment_not_present);
-        idt.stack_segment_fault.set_handler_fn(stack_segment);
-        idt.general_protection_fault.set_handler_fn(general_protection);
-        idt.page_fault.set_handler_fn(page_fault);
-        idt.x87_floating_point.set_handler_fn(x87_fp);
-        idt.alignment_check.set_handler_fn(alignment_check);
-        idt.machine_check.set_handler_fn(machine_check);
-        idt.simd_floating_point.set_handler_fn(simd_fp);
-        idt.virtualization.set_handler_fn(virtualization);
-        idt.cp_protection_exception.set_handler_fn(control_protection);
-        idt.hv_injection_exception.set_handler_fn(hv_injection);
-        idt.vmm_communication_exception.set_handler_fn(vmm_communication);
-        idt.security_exception.set_handler_fn(security);
-        for (line, stub) in IRQ_STUBS.iter().enumerate() {
-            idt[IRQ_BASE + line as u8].set_handler_fn(*stub);
+        idt.invalid_tss.set_handler_fn(fault_code::<T, 10>);
+        idt.segment_not_present.set_handler_fn(fault_code::<T, 11>);
+        idt.stack_segment_fault.set_handler_fn(fault_code::<T, 12>);
+        idt.general_protection_fault.set_handler_fn(fault_code::<T, 13>);
+        idt.page_fault.set_handler_fn(page_fault::<T>);
+        idt.x87_floating_point.set_handler_fn(fault::<T, 16>);
+        idt.alignment_check.set_handler_fn(fault_code::<T, 17>);
+        idt.machine_check.set_handler_fn(machine_check::<T>);
+        idt.simd_floating_point.set_handler_fn(fault::<T, 19>);
+        idt.virtualization.set_handler_fn(fault::<T, 20>);
+        idt.cp_protection_exception.set_handler_fn(fault_code::<T, 21>);
+        idt.hv_injection_exception.set_handler_fn(fault::<T, 28>);
+        idt.vmm_communication_exception.set_handler_fn(fault_code::<T, 29>);
+        idt.security_exception.set_handler_fn(fault_code::<T, 30>);
+        let irqs: [extern "x86-interrupt" fn(InterruptStackFrame); 16] = [
+            irq::<T, 0>, irq::<T, 1>, irq::<T, 2>, irq::<T, 3>, irq::<T, 4>, irq::<T, 5>, irq::<T, 6>,
+            irq::<T, 7>, irq::<T, 8>, irq::<T, 9>, irq::<T, 10>, irq::<T, 11>, irq::<T, 12>, irq::<T, 13>,
+            irq::<T, 14>, irq::<T, 15>,
+        ];
+        for (line, stub) in irqs.into_iter().enumerate() {
+            idt[IRQ_BASE + line as u8].set_handler_fn(stub);
         }
         idt
     });

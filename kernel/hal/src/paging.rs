@@ -73,11 +73,13 @@ pub(super) fn populate_kernel_half() -> u64 {
 }
 
 /// Where physical address `phys` can be reached in the kernel's virtual address space.
+#[inline]
 pub(super) fn phys_to_virt(phys: u64) -> u64 {
     *PHYS_OFFSET.get().expect("paging::init not called") + phys
 }
 
 /// Physical address of the kernel's level-4 table: the CR3 of kernel threads.
+#[inline]
 pub fn kernel_root() -> u64 {
     *KERNEL_ROOT.get().expect("paging::init not called")
 }

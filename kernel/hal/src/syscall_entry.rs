@@ -16,9 +16,9 @@
 //! thread's kernel stack top — a static that `context::switch` updates for every thread it
 //! switches to (one CPU; an SMP kernel would keep both words in a per-CPU area reached with
 //! `swapgs`). It then pushes every user register into a [`SyscallFrame`] and calls the
-//! kernel's registered [`SyscallHandlers::entry`] (its `syscall` layer, safe Rust:
-//! microstates, interrupts on, dispatch, preemption) with the frame, then, with interrupts
-//! off again, [`SyscallHandlers::leave`] (back to user mode's microstate). Registers come
+//! kernel's [`SyscallHandlers::entry`] (its `syscall` layer, safe Rust: microstates,
+//! interrupts on, dispatch, preemption) with the frame, then, with interrupts off again,
+//! [`SyscallHandlers::leave`] (back to user mode's microstate). Registers come
 //! back from the frame, so the result is whatever the dispatcher left in `frame.rax`, and
 //! every other register except `rcx`/`r11` is preserved, as on Linux.
 //!
@@ -29,7 +29,7 @@
 //! `iretq` frame, so when the return address is not canonical the stub returns with `iretq`
 //! instead (the dispatcher also refuses to return to anything outside the user half).
 
-use spin::Once;
+use core::sync::atomic::{AtomicU64, Ordering};
 use x86_64::registers::model_specific::{Efer, EferFlags, LStar, SFMask, Star};
 use x86_64::registers::rflags::RFlags;
 use x86_64::structures::gdt::SegmentSelector;
@@ -99,32 +99,35 @@ pub(super) fn set_kernel_stack(top: u64) {
 }
 
 /// Is `addr` canonical (bits 63..47 all equal)?
+#[inline]
 pub fn is_canonical(addr: u64) -> bool {
     let top = addr >> 47;
     top == 0 || top == 0x1_ffff
 }
 
-/// What the kernel runs for a system call, registered once at [`init`].
-#[derive(Clone, Copy)]
-pub struct SyscallHandlers {
+/// What the kernel runs for a system call: it implements this trait on a type of its own and
+/// hands the type to [`init`]. The HAL's half of the entry is generic over it, so a system
+/// call reaches the kernel's handler by a direct call (the stub itself calls through one
+/// word set at `init`).
+pub trait SyscallHandlers {
     /// Runs the call in `frame` (interrupts off on entry; it may enable them), leaving the
     /// result in `frame.rax`.
-    pub entry: fn(&mut SyscallFrame),
+    fn entry(frame: &mut SyscallFrame);
     /// The last step before `sysretq`, with interrupts off (it must not enable them).
-    pub leave: fn(&mut SyscallFrame),
+    fn leave(frame: &mut SyscallFrame);
 }
 
-static HANDLERS: Once<SyscallHandlers> = Once::new();
+/// Where the stub calls: `syscall_from_stub::<T>` for the kernel's handlers `T`, stored by
+/// [`init`] before `syscall` is enabled (0 until then; `syscall` cannot run before).
+static HANDLER: AtomicU64 = AtomicU64::new(0);
 
 /// Called by the stub with the frame it built. Returns 0 to leave by `sysretq`, 1 by
 /// `iretq` (a non-canonical return address).
-extern "C" fn syscall_from_stub(frame: &mut SyscallFrame) -> u64 {
-    // `init` stores the handlers before `syscall` is enabled, so they are always there.
-    let Some(h) = HANDLERS.get() else { super::cpu::halt_forever() };
-    (h.entry)(frame);
+extern "C" fn syscall_from_stub<T: SyscallHandlers>(frame: &mut SyscallFrame) -> u64 {
+    T::entry(frame);
     // Interrupts stay off from here until sysretq/iretq restores the user's RFLAGS.
     x86_64::instructions::interrupts::disable();
-    (h.leave)(frame);
+    T::leave(frame);
     (!is_canonical(frame.rip)) as u64
 }
 
@@ -156,7 +159,7 @@ core::arch::global_asm!(
     "push r15",
     // 18 words from a 16-byte-aligned top: rsp is 16-byte aligned for the call.
     "mov rdi, rsp",
-    "call {handler}",
+    "call qword ptr [rip + {handler}]",
     "test rax, rax",
     "jnz 2f",
     "pop r15",
@@ -196,7 +199,7 @@ core::arch::global_asm!(
     kstack = sym KERNEL_STACK_TOP,
     user_ss = const USER_DATA_SELECTOR as u64,
     user_cs = const USER_CODE_SELECTOR as u64,
-    handler = sym syscall_from_stub,
+    handler = sym HANDLER,
 );
 
 unsafe extern "C" {
@@ -204,10 +207,11 @@ unsafe extern "C" {
     fn tally_syscall_entry();
 }
 
-/// Register the kernel's system-call handlers, then enable `syscall`/`sysret` and point
+/// Make system calls run the kernel's handlers `T`, then enable `syscall`/`sysret` and point
 /// them at the stub. Call once after `gdt::init`.
-pub fn init(handlers: SyscallHandlers) {
-    HANDLERS.call_once(|| handlers);
+pub fn init<T: SyscallHandlers>() {
+    let handler: extern "C" fn(&mut SyscallFrame) -> u64 = syscall_from_stub::<T>;
+    HANDLER.store(handler as usize as u64, Ordering::Relaxed);
     let sel = |s: u16| SegmentSelector(s);
     if let Err(e) = Star::write(
         sel(USER_CODE_SELECTOR),

@@ -333,6 +333,7 @@ fn direct_ok(user: u64, len: u64) -> bool {
     len <= DIRECT_MAX && is_user_range(user, len) && address_space::user_space_active()
 }
 
+#[inline]
 fn smap() -> u32 {
     SMAP_ON.load(Ordering::Relaxed) as u32
 }

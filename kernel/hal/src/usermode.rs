@@ -39,9 +39,9 @@ pub struct Features {
 
 /// Enable what user mode needs: SSE state handled by `fxsave`/`fxrstor` (so user programs
 /// may use SSE and x87 registers; the kernel itself is built without them), SMEP/SMAP, and
-/// the `syscall` instruction, which runs `syscalls`. Call once, after `gdt::init` and
-/// `idt::init`.
-pub fn init(syscalls: SyscallHandlers) -> Features {
+/// the `syscall` instruction, which runs the kernel's handlers `S`. Call once, after
+/// `gdt::init` and `idt::init`.
+pub fn init<S: SyscallHandlers>() -> Features {
     // SAFETY: CR0.MP with EM clear makes x87/SSE instructions execute (no emulation trap),
     // CR0.NE reports x87 errors as #MF (SIGFPE) rather than through the PIC's IRQ 13;
     // CR4.OSFXSR/OSXMMEXCPT declare that the kernel saves SSE state with fxsave (context.rs
@@ -57,7 +57,7 @@ pub fn init(syscalls: SyscallHandlers) -> Features {
         Cr4::update(|f| f.insert(Cr4Flags::OSFXSR | Cr4Flags::OSXMMEXCPT_ENABLE));
     }
     let (smep, smap) = super::uaccess::init();
-    super::syscall_entry::init(syscalls);
+    super::syscall_entry::init::<S>();
     Features { smep, smap }
 }
 
