@@ -6,7 +6,7 @@
 //! expect = "success"             # or "failure" for scenarios that must end in a fault
 //! serial = ["heap: counters back to baseline", "selftest heap: ok"]  # must appear, in order
 //! timeout = 60                   # seconds before the run is killed and failed (default 60)
-//! icount = false                 # deterministic guest time (see TOOLCHAIN.md)
+//! icount = false                 # deterministic guest time: QEMU -icount, 1 ns per instruction
 //! script = """                   # optional (also spelt `stdin`): typed on the console
 //! hello                          # once the kernel is ready, then ^D (end of input);
 //! echo done                      # without it the console gets no input at all
