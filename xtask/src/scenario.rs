@@ -2,17 +2,26 @@
 //!
 //! ```toml
 //! description = "What the scenario proves, in one sentence."
-//! cmdline = "test=heap"          # kernel command line for this boot
+//! selftest = "memory::heap_and_frames"  # the kernel self-test this boot runs (see below)
+//! cmdline = "loglevel=debug"     # kernel command line words (optional; see below)
 //! expect = "success"             # or "failure" for scenarios that must end in a fault
 //! serial = ["heap: counters back to baseline", "selftest heap: ok"]  # must appear, in order
 //! timeout = 60                   # seconds before the run is killed and failed (default 60)
-//! icount = false                 # deterministic guest time (see TOOLCHAIN.md)
+//! icount = false                 # deterministic guest time: QEMU -icount, 1 ns per instruction
 //! script = """                   # optional (also spelt `stdin`): typed on the console
 //! hello                          # once the kernel is ready, then ^D (end of input);
 //! echo done                      # without it the console gets no input at all
 //! """
 //! capture_serial = ["exit record", "pid 7 (spin)"]  # optional: see below
 //! ```
+//!
+//! `selftest` names the function of a kernel self-test by its Rust path from
+//! `kernel/src/selftest/` (`crate::demo::run` for one elsewhere); that line is the test's whole
+//! registration. The scenario boots with `test=NAME` (NAME: the file's name, e.g. `heap` for
+//! `heap.toml`) followed by the words of `cmdline`, if any. The kernel's build script makes its
+//! table of self-tests from these same files (crate `tally-selftests`), so a path that names no
+//! function fails the kernel build. A scenario without `selftest` (a shell script, init's
+//! arguments) boots with `cmdline` alone (default: empty).
 //!
 //! A pattern is found as a substring, after the previous one's match. It may span lines
 //! (`"$ hello\nhello: pid"` says the second line follows the first at once): the console
@@ -39,6 +48,11 @@ pub struct Scenario {
     #[serde(skip)]
     pub name: String,
     pub description: String,
+    /// The self-test's function, a path from `kernel/src/selftest/`: boots with `test=NAME`.
+    #[serde(default)]
+    pub selftest: Option<String>,
+    /// Kernel command line words; with `selftest`, those after `test=NAME`.
+    #[serde(default)]
     pub cmdline: String,
     pub expect: Expect,
     #[serde(default)]
@@ -71,6 +85,9 @@ pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, String> {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut s: Scenario = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         s.name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        if let Some(selftest) = &s.selftest {
+            tally_selftests::check(&s.name, selftest, &s.cmdline).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
         out.push(s);
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -78,6 +95,12 @@ pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, String> {
 }
 
 impl Scenario {
+    /// The kernel command line this scenario boots with: `test=NAME` and `cmdline` for a
+    /// self-test, `cmdline` alone otherwise.
+    pub fn kernel_cmdline(&self) -> String {
+        tally_selftests::kernel_cmdline(&self.name, self.selftest.as_deref(), &self.cmdline)
+    }
+
     /// What this scenario types on the console.
     pub fn input(&self) -> crate::qemu::Input {
         match &self.script {
@@ -150,5 +173,57 @@ mod tests {
         assert!(e.contains("does not decode: offset 0"), "{e}");
         s.capture_serial = None;
         assert_eq!(s.judge_capture(&[1, 2, 3]), Ok(()), "no capture_serial: nothing checked");
+    }
+
+    fn scenario(name: &str, text: &str) -> Scenario {
+        let mut s: Scenario = toml::from_str(text).unwrap();
+        s.name = name.into();
+        s
+    }
+
+    #[test]
+    fn a_selftest_boots_with_test_name_then_the_cmdline_words() {
+        let s = scenario("heap", "description = \"d\"\nselftest = \"memory::heap_and_frames\"\nexpect = \"success\"\n");
+        assert_eq!(s.kernel_cmdline(), "test=heap");
+        let text = "description = \"d\"\nselftest = \"memory::heap_and_frames\"\ncmdline = \"loglevel=debug\"\nexpect = \"success\"\n";
+        let s = scenario("heap_debug", text);
+        assert_eq!(s.kernel_cmdline(), "test=heap_debug loglevel=debug");
+        let s = scenario("shell", "description = \"d\"\ncmdline = \"init=sh demo=off\"\nexpect = \"success\"\n");
+        assert_eq!(s.kernel_cmdline(), "init=sh demo=off");
+        let s = scenario("default_boot", "description = \"d\"\nexpect = \"success\"\n");
+        assert_eq!(s.kernel_cmdline(), "", "no selftest, no cmdline: the default boot");
+    }
+
+    #[test]
+    fn load_all_refuses_a_cmdline_that_picks_its_own_test() {
+        let dir = std::env::temp_dir().join(format!("tally-scenarios-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("heap.toml");
+        let text = "description = \"d\"\nselftest = \"memory::heap_and_frames\"\ncmdline = \"test=heap\"\nexpect = \"success\"\n";
+        std::fs::write(&file, text).unwrap();
+        let e = load_all(&dir).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(e.contains("heap.toml: `cmdline` has `test=heap`"), "{e}");
+    }
+
+    /// The scenarios of this tree as xtask runs them and as the kernel's build script tables
+    /// them: the same self-tests, each booted with its own name.
+    #[test]
+    fn xtask_and_the_kernel_table_read_tests_alike() {
+        let dir = crate::build::root().join("tests");
+        let scenarios = load_all(&dir).unwrap();
+        let table = tally_selftests::load(&tally_selftests::scenario_files(&dir).unwrap()).unwrap();
+        let with_selftest: Vec<(&str, &str)> =
+            scenarios.iter().filter_map(|s| Some((s.name.as_str(), s.selftest.as_deref()?))).collect();
+        let tabled: Vec<(&str, &str)> = table.iter().map(|t| (t.name.as_str(), t.path.as_str())).collect();
+        assert_eq!(with_selftest, tabled);
+        assert!(!tabled.is_empty());
+        for s in &scenarios {
+            let cmdline = s.kernel_cmdline();
+            let kernel_words = cmdline.split_whitespace().take_while(|w| *w != "--");
+            let tests: Vec<&str> = kernel_words.filter(|w| w.starts_with("test=")).collect();
+            let want = if s.selftest.is_some() { vec![format!("test={}", s.name)] } else { vec![] };
+            assert_eq!(tests, want, "{}: {cmdline:?}", s.name);
+        }
     }
 }

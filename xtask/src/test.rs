@@ -94,7 +94,7 @@ fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option
             let image = image.to_path_buf();
             std::thread::spawn(move || loop {
                 let Some(s) = queue.lock().unwrap().pop_front() else { break };
-                let mut q = qemu::Qemu::new(&image).cmdline(&s.cmdline).icount(s.icount).input(s.input());
+                let mut q = qemu::Qemu::new(&image).cmdline(&s.kernel_cmdline()).icount(s.icount).input(s.input());
                 // COM2 goes to a temporary file when the scenario checks it; kept on failure.
                 let capture = s.capture_serial.is_some().then(|| std::env::temp_dir().join(format!("tally-{}-{}.ttyS1", s.name, std::process::id())));
                 if let Some(path) = &capture {

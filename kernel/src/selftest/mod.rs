@@ -1,10 +1,12 @@
 //! In-kernel self-tests: the kernel half of the integration scenarios in `tests/`.
 //!
-//! `cargo xtask test` boots the kernel once per scenario with `test=NAME` on the command
-//! line; [`run`] finds the test, runs it, and ends QEMU with success or failure. The host
-//! side (the scenario's `.toml` file) also checks the serial output, so a test that reports
-//! success but printed the wrong thing still fails. Tests that exercise fault handlers end
-//! in the handler (failure status) — their scenarios expect that.
+//! A self-test is a function here and one line in its scenario `tests/NAME.toml`, the
+//! function's path from this module: `selftest = "user::smoke"`. The build generates the table
+//! `TESTS` from the scenarios; `cargo xtask test` boots the kernel once per scenario with
+//! `test=NAME` on the command line; [`run`] finds the test, runs it, and ends QEMU with
+//! success or failure. The host side (the scenario's `.toml` file) also checks the serial
+//! output, so a test that reports success but printed the wrong thing still fails. Tests that
+//! exercise fault handlers end in the handler (failure status) — their scenarios expect that.
 
 mod disk;
 mod faults;
@@ -26,52 +28,11 @@ use hal::qemu::ExitCode;
 /// A self-test: returns `Ok` to pass, `Err(reason)` to fail; fault tests never return.
 type Test = fn() -> Result<(), &'static str>;
 
-const TESTS: &[(&str, Test)] = &[
-    ("boot", boot),
-    ("demo", crate::demo::run),
-    ("panic", faults::panic),
-    ("breakpoint", faults::breakpoint),
-    ("page_fault", faults::page_fault),
-    ("stack_overflow", faults::stack_overflow),
-    ("spurious", faults::spurious),
-    ("timer", timer::tick_rate),
-    ("heap", memory::heap_and_frames),
-    ("disk", disk::ata),
-    ("irq_accounting", irq_accounting::invariants),
-    ("kstat", kstat::chain),
-    ("contention", sched::contention),
-    ("sleep", sched::sleep),
-    ("zombie", sched::zombie),
-    ("orphan", sched::orphan),
-    ("thread_group", sched::thread_group),
-    ("rt_fifo", sched::rt_fifo),
-    ("disk_sleep", sched::disk_sleep),
-    ("disk_contention", sched::disk_contention),
-    ("invariants", sched::invariants),
-    ("user_smoke", user::smoke),
-    ("user_syscalls", user::syscalls),
-    ("user_fault", user::faults),
-    ("user_efault", user::efault),
-    ("user_demand", user::demand),
-    ("user_preempt", user::preempt),
-    ("user_spawn", user_proc::spawn),
-    ("spawn_stress", user_proc::stress),
-    ("user_wait4", user_proc::wait4),
-    ("user_threads", user_proc::threads),
-    ("user_msa", user_acct::msa),
-    ("user_split", user_acct::split),
-    ("user_kstat", user_acct::kstat),
-    ("user_memory", user_acct::memory),
-    ("user_privs", user_acct::privileges),
-    ("user_read", user_acct::read),
-    ("user_blk", user_acct::blk),
-    ("syscall_fuzz", user_acct::fuzz),
-    ("signals", signals::signals),
-    ("taskstats", taskstats::records),
-    ("taskstats_storm", taskstats::exit_storm),
-    ("init_exec", init::exec),
-    ("init_fault", init::fault),
-];
+// `TESTS`, (name, function) for each scenario `tests/NAME.toml` with `selftest = "PATH"` (PATH
+// resolved from this module: `user::smoke`, `boot`, `crate::demo::run`), is written by
+// `kernel/build.rs` from the scenarios at every build, so it lists exactly the tests they run.
+// A PATH that names no function fails the build on its entry, whose line names the scenario.
+include!(concat!(env!("OUT_DIR"), "/selftests.rs"));
 
 pub fn run(name: &str) -> ! {
     let Some((_, test)) = TESTS.iter().find(|(n, _)| *n == name) else {
