@@ -4,13 +4,30 @@
 //! CPU to 64-bit long mode, load this ELF file, map it (and all of physical memory, at an
 //! offset) in the upper half, and jump to [`kmain`] with a [`BootInfo`] describing memory.
 //! `kmain` then brings the machine up in dependency order — console, descriptor tables,
-//! memory, interrupt controller, clocks — and becomes the idle task. Pid 1 (`init_main`)
-//! runs either the self-test named on the command line (`test=NAME`, used by
-//! `cargo xtask test`) or the boot demo, and then execs `/bin/init` in place: user space
-//! begins in pid 1, and ends with it (its end ends QEMU).
+//! memory, interrupt controller, clocks, tasks, drivers — wires the layers together, and
+//! becomes the idle task. Pid 1 (`init_main`) runs either the self-test named on the command
+//! line (`test=NAME`, used by `cargo xtask test`) or the boot demo, and then execs
+//! `/bin/init` in place: user space begins in pid 1, and ends with it (its end ends QEMU).
 //!
-//! Layout of this crate: `arch/` is the only place with `unsafe` and hardware access; every
-//! other module here is safe glue over the hardware-independent crates in `kernel/*/`.
+//! The kernel is built in floors, each a folder that calls only the floors below it; the
+//! picture, the rules and how they are checked are in `docs/architecture.md`:
+//!
+//! ```text
+//!   demo  selftest  bench          what the kernel runs for its tests and benchmarks
+//!   syscall                        the system calls
+//!   stats                          the kernel's statistics as Solaris kstats
+//!   irq  trap                      interrupt and exception entry
+//!   proc  acct                     processes; the readers of the accounting
+//!   file  bus  drivers             descriptors and pipes; the message bus; disks, console
+//!   sched                          the run queue, block/wake, the tick, the lock
+//!   sync                           wait queues, completions, sleeping locks
+//!   base                           configuration, console, clocks, memory pool
+//!   ── tally-hal (the only unsafe code) ── kernel/libs/* (hardware-independent, host-tested)
+//! ```
+//!
+//! This file is the one place that knows every floor: it starts them in order and hands
+//! the lower floors what they must call without naming the upper ones (the HAL's trap and
+//! system-call handlers, the observers of task exits).
 #![no_std]
 #![no_main]
 // The rule, enforced by the compiler: no `unsafe` in the kernel; it lives in `tally-hal`.
@@ -19,24 +36,23 @@
 extern crate alloc;
 
 #[macro_use]
-mod console;
-mod demo;
+mod base;
+mod acct;
 mod bench;
 mod bus;
-mod cmdline;
+mod demo;
 mod drivers;
 mod file;
 mod irq;
-mod kstats;
-mod mm;
-mod panic;
-mod report;
+mod proc;
+mod sched;
 mod selftest;
+mod stats;
+mod sync;
 mod syscall;
-mod task;
-mod time;
 mod trap;
 
+use base::{cmdline, console, time};
 use bootloader_api::BootInfo;
 
 bootloader_api::entry_point!(kmain, config = &hal::BOOT_CONFIG);
@@ -47,10 +63,10 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     console::init();
     println!("Tally {} — a teaching kernel about where time goes", env!("CARGO_PKG_VERSION"));
     hal::gdt::init();
-    hal::idt::init::<Entry>();
-    let cpu = hal::usermode::init::<Entry>();
+    hal::idt::init::<Handlers>();
+    let cpu = hal::usermode::init::<Handlers>();
     let ramdisk = hal::bootmem::ramdisk(boot_info.ramdisk_addr.into_option(), boot_info.ramdisk_len);
-    mm::init(boot_info);
+    base::memory::init(boot_info);
     hal::address_space::init();
     cmdline::init();
     console::set_level(cmdline::get("loglevel").unwrap_or("info"));
@@ -58,25 +74,27 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     hal::pic::init();
     time::init(entry_tsc);
     bus::init();
-    task::init(entry_tsc, init_main);
-    task::ramdisk::init(ramdisk);
-    irq::init();
+    // Taskstats listeners on the bus hear of every exit.
+    proc::register_exit_observer(&acct::EXIT_RECORDS);
+    proc::init(entry_tsc, init_main);
+    proc::ramdisk::init(ramdisk);
     drivers::init();
-    kstats::init();
+    irq::init();
+    stats::init();
     let ready_us = time::clock().ticks_to_ns(hal::tsc::read() - entry_tsc) / 1000;
     log::info!("ready in {ready_us} us (kernel main to interrupts on, TSC)");
     println!("kernel: ready");
     hal::cpu::enable_interrupts();
     // The boot thread becomes the idle task; init (pid 1) runs what the command line asks.
-    task::idle_loop()
+    sched::idle_loop()
 }
 
 /// How the HAL's entry stubs reach the kernel: traps and IRQs go to the `trap` and `irq`
 /// layers, system calls to `syscall`. (The HAL's stubs are generic over this type, so each
 /// is a direct call.)
-struct Entry;
+struct Handlers;
 
-impl hal::idt::TrapHandlers for Entry {
+impl hal::idt::TrapHandlers for Handlers {
     fn exception(e: &hal::idt::Exception) -> ! {
         trap::exception(e)
     }
@@ -98,7 +116,7 @@ impl hal::idt::TrapHandlers for Entry {
     }
 }
 
-impl hal::syscall_entry::SyscallHandlers for Entry {
+impl hal::syscall_entry::SyscallHandlers for Handlers {
     #[inline]
     fn entry(frame: &mut hal::syscall_entry::SyscallFrame) {
         syscall::entry(frame)
@@ -120,7 +138,7 @@ fn on_off(b: bool) -> &'static str {
 /// `run_init_process`). `/bin/init` starts the program `init=PROGRAM` names (its default:
 /// `sh`, the shell on the console), followed by the words after `--` on the command line,
 /// adopts and reaps orphans, and exits with the program's status when it ends; pid 1's end
-/// ends QEMU with that status (`task::lifecycle`). `init=none`: no user space at all.
+/// ends QEMU with that status (`proc/exit.rs`). `init=none`: no user space at all.
 fn init_main(_: u64) {
     if let Some(filter) = cmdline::get("bench") {
         bench::run(filter);
@@ -147,7 +165,7 @@ fn init_main(_: u64) {
     drop(shown);
     let argv = core::iter::once("init").chain(words).map(str::as_bytes).collect();
     // `argv` is handed over: on success nothing of this frame is ever dropped.
-    let Err(e) = task::exec_program("/bin/init", argv);
+    let Err(e) = proc::exec_program("/bin/init", argv);
     println!("kernel: cannot exec /bin/init: errno {e}");
     hal::qemu::exit(hal::qemu::ExitCode::Failure);
 }

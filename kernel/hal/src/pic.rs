@@ -16,6 +16,8 @@ use x86_64::instructions::port::Port;
 
 /// Vector of IRQ line 0; lines 0–15 use vectors 32–47.
 pub const IRQ_BASE: u8 = 32;
+/// The legacy IRQ lines of the two chips (0–15).
+pub const NR_LINES: usize = 16;
 const MASTER_CMD: u16 = 0x20;
 const SLAVE_CMD: u16 = 0xa0;
 /// OCW3 command: the next read of the command port returns the ISR.

@@ -8,6 +8,9 @@
 use tally_clock::PIT_HZ;
 use x86_64::instructions::port::Port;
 
+/// The IRQ line channel 0 fires on: the tick.
+pub const IRQ_LINE: u8 = 0;
+
 const CH0_DATA: u16 = 0x40;
 const CH2_DATA: u16 = 0x42;
 const COMMAND: u16 = 0x43;

@@ -34,7 +34,7 @@ impl Harness {
 
     /// Report a measurement made by the benchmark itself.
     pub fn report(&mut self, name: &str, param: u64, ops: u64, ticks: u64) {
-        let ns = crate::time::clock().ticks_to_ns(ticks);
+        let ns = crate::base::time::clock().ticks_to_ns(ticks);
         let per_op = ns as f64 / ops.max(1) as f64;
         println!(
             "BENCH {{\"name\":\"{name}\",\"param\":{param},\"ops\":{ops},\"ticks\":{ticks},\"ns_per_op\":{per_op:.3},\"unit\":\"ns\"}}"
@@ -48,7 +48,7 @@ pub fn run(filter: &'static str) -> ! {
     println!(
         "bench: accounting compiled {}; TSC {} Hz",
         if cfg!(feature = "accounting") { "in" } else { "out" },
-        crate::time::clock().hz()
+        crate::base::time::clock().hz()
     );
     for (name, bench) in cases::ALL {
         if h.filter == "all" || name.contains(h.filter) {

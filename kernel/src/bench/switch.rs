@@ -12,7 +12,9 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::Harness;
-use crate::task::{self, SchedParams};
+use crate::sched::SchedParams;
+use crate::proc;
+use crate::sched;
 
 const YIELDS: u64 = 200;
 
@@ -22,11 +24,11 @@ static LAST_END: AtomicU64 = AtomicU64::new(0);
 
 fn yielder(_: u64) {
     while !GO.load(Ordering::Acquire) {
-        task::yield_now();
+        sched::yield_now();
     }
     FIRST_START.fetch_min(hal::tsc::read(), Ordering::AcqRel);
     for _ in 0..YIELDS {
-        task::yield_now();
+        sched::yield_now();
     }
     LAST_END.fetch_max(hal::tsc::read(), Ordering::AcqRel);
 }
@@ -38,7 +40,7 @@ pub fn context_switch(h: &mut Harness) {
         LAST_END.store(0, Ordering::Release);
         let mut pids = alloc::vec::Vec::new();
         for _ in 0..n {
-            match task::spawn("yielder", SchedParams::Normal(0), yielder, 0) {
+            match proc::spawn("yielder", SchedParams::Normal(0), yielder, 0) {
                 Ok(pid) => pids.push(pid),
                 Err(e) => {
                     println!("bench: context_switch: spawn failed at {} threads (errno {e})", pids.len());
@@ -48,7 +50,7 @@ pub fn context_switch(h: &mut Harness) {
         }
         GO.store(true, Ordering::Release);
         for pid in &pids {
-            let _ = task::wait(Some(*pid));
+            let _ = proc::wait(Some(*pid));
         }
         let ticks = LAST_END.load(Ordering::Acquire).saturating_sub(FIRST_START.load(Ordering::Acquire));
         h.report("context_switch", pids.len() as u64, pids.len() as u64 * YIELDS, ticks);

@@ -17,7 +17,7 @@
 //!   against `ubench tsget`'s full round trip (`user.rs`): param 0 — the whole request on a
 //!   kernel-side socket, `send` of `GET PID` (parse, dispatch, snapshot, fill, encode,
 //!   queue) and `recv` of the reply, without the system calls and user copies; param 1 —
-//!   the snapshot alone (`task::taskstats::of_pid_into`, as a GET takes it: the task's
+//!   the snapshot alone (`acct::of_pid_into`, as a GET takes it: the task's
 //!   clocks, delays, counters and memory under the task lock, written into a record);
 //!   param 2 — `fill` alone (accounting → `struct taskstats`).
 
@@ -28,7 +28,8 @@ use tally_uapi::taskstats::TASKSTATS_GENL_NAME;
 
 use super::Harness;
 use crate::bus::Socket;
-use crate::task::{self, SchedParams};
+use crate::sched::SchedParams;
+use crate::{acct, proc};
 
 const CYCLES: u64 = 500;
 const DELIVERIES: u64 = 2_000;
@@ -36,11 +37,11 @@ const LISTENER_RCVBUF: u32 = 1 << 20;
 
 /// A socket registered for exits on CPU 0 and the TASKSTATS family id, or why not.
 fn listener() -> Result<(Socket, u16), &'static str> {
-    let s = Socket::open(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, true).map_err(|_| "socket")?;
+    let s = crate::acct::open_socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, true).map_err(|_| "socket")?;
     s.set_rcvbuf(LISTENER_RCVBUF).map_err(|_| "SO_RCVBUF")?;
-    let family = s.family_id(TASKSTATS_GENL_NAME).map_err(|_| "GETFAMILY")?;
+    let family = s.family_id(TASKSTATS_GENL_NAME, crate::acct::current_sender()).map_err(|_| "GETFAMILY")?;
     let reg = request(family, 2, 0, Command::RegisterCpumask("0")).map_err(|_| "REGISTER")?;
-    s.send(&reg).map_err(|_| "send REGISTER")?;
+    crate::acct::send(&s, &reg).map_err(|_| "send REGISTER")?;
     drain(&s);
     Ok((s, family))
 }
@@ -56,8 +57,8 @@ fn exit_cycles(listener: Option<&Socket>) -> Option<u64> {
     let mut ticks = 0u64;
     for _ in 0..CYCLES {
         let t0 = hal::tsc::read();
-        let pid = task::spawn("exiter", SchedParams::Normal(0), nothing, 0).ok()?;
-        task::wait(Some(pid)).ok()?;
+        let pid = proc::spawn("exiter", SchedParams::Normal(0), nothing, 0).ok()?;
+        proc::wait(Some(pid)).ok()?;
         ticks += hal::tsc::read() - t0;
         if let Some(s) = listener {
             drain(s);
@@ -86,14 +87,14 @@ pub fn taskstats(h: &mut Harness) {
         None => println!("bench: taskstats_exit: spawn or wait failed"),
     }
 
-    let me = task::current_ids().tid;
+    let me = proc::current_ids().tid;
     get_parts(h, &s, family, me);
-    let Ok(acct) = task::taskstats::of_pid(me) else { return };
+    let Ok(record) = acct::of_pid(me) else { return };
     let mut ticks = 0u64;
     for i in 0..DELIVERIES {
-        let a = acct.clone();
+        let a = record.clone();
         let t0 = hal::tsc::read();
-        crate::bus::deliver_exit(a, None);
+        crate::bus::deliver_exit(a.pid, &acct::Record(&a), None);
         ticks += hal::tsc::read() - t0;
         if i % 64 == 63 {
             drain(&s);
@@ -112,16 +113,16 @@ fn get_parts(h: &mut Harness, s: &Socket, family: u16, me: i32) {
     drain(s);
     let Ok(req) = request(family, 4, 0, Command::Pid(me as u32)) else { return };
     h.measure("taskstats_get_parts", 0, OPS, |_| {
-        let _ = core::hint::black_box(s.send(&req));
+        let _ = core::hint::black_box(crate::acct::send(s, &req));
         let _ = core::hint::black_box(s.recv(true));
     });
     drain(s);
     let mut snapshot = tally_taskstats::TaskAccounting::default();
     h.measure("taskstats_get_parts", 1, OPS, |_| {
-        let _ = core::hint::black_box(task::taskstats::of_pid_into(me, &mut snapshot));
+        let _ = core::hint::black_box(acct::of_pid_into(me, &mut snapshot));
     });
-    let Ok(acct) = task::taskstats::of_pid(me) else { return };
-    let clock = crate::time::clock();
+    let Ok(acct) = acct::of_pid(me) else { return };
+    let clock = crate::base::time::clock();
     h.measure("taskstats_get_parts", 2, OPS, |_| {
         let _ = core::hint::black_box(tally_taskstats::fill(&acct, &clock, 0));
     });

@@ -13,7 +13,7 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use super::Harness;
-use crate::task;
+use crate::proc;
 
 const PATH: &str = "/bin/ubench";
 const SYSCALLS: u64 = 100_000;
@@ -27,7 +27,7 @@ const PROCS: [u64; 7] = [2, 4, 8, 16, 32, 64, 96];
 fn spawn(args: &[&str]) -> Option<i32> {
     let mut argv: Vec<&[u8]> = alloc::vec![b"ubench".as_slice()];
     argv.extend(args.iter().map(|a| a.as_bytes()));
-    match task::spawn_program(PATH, &argv) {
+    match proc::spawn_program(PATH, &argv) {
         Ok(pid) => Some(pid),
         Err(e) => {
             println!("bench: user: cannot spawn {PATH} {}: errno {e}", args.join(" "));
@@ -38,7 +38,7 @@ fn spawn(args: &[&str]) -> Option<i32> {
 
 fn reap(pids: &[i32]) {
     for pid in pids {
-        if let Ok(r) = task::wait(Some(*pid)) {
+        if let Ok(r) = proc::wait(Some(*pid)) {
             let status = r.status.raw();
             if !(tally_tasktable::wifexited(status) && tally_tasktable::wexitstatus(status) == 0) {
                 println!("bench: user: ubench pid {pid} ended with raw status {status:#x}");

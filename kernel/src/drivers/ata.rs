@@ -16,7 +16,7 @@
 //! ## A request, e.g. `disk.read(lba, buf)`
 //!
 //! ```text
-//!  calling task                                          IRQ 14: irq::dispatch → primary_irq
+//!  calling task                                          IRQ 14: irq::dispatch → on_interrupt
 //!  ------------                                          -------------------------------------
 //!  check length, range         bad → EINVAL (nothing queued, no interrupt)
 //!  waitq_enter                 the request is queued (io kstat)
@@ -55,7 +55,7 @@
 //!
 //! Each disk keeps a Solaris I/O kstat (`tally_kstat::IoStats`, read as a `kstat_io_t`):
 //! the wait queue is "queued for the channel", the run queue "issued to the drive", both
-//! integrated over time (nanoseconds from the TSC via `crate::time`). Only read and write
+//! integrated over time (nanoseconds from the TSC via `base::time`). Only read and write
 //! requests pass through the queues (IDENTIFY and FLUSH do not), so Little's law holds:
 //! mean response time = Δ(wlentime + rlentime) / Δ(requests), where requests =
 //! reads + writes + failed ones. `reads`/`writes`/`nread`/`nwritten` count successful
@@ -76,7 +76,8 @@ use tally_uapi::kstat::{Hrtime, KstatIo};
 
 use hal::ata::{self as hw, status, Command, SECTOR_SIZE};
 use hal::cpu::without_interrupts;
-use crate::{irq, time};
+use crate::base::time;
+use crate::sync::{IrqCompletion, SleepLock};
 
 /// One sector, as the data port moves it.
 pub type Sector = [u8; SECTOR_SIZE];
@@ -114,8 +115,22 @@ pub trait Completion: Sync {
 }
 
 /// How tasks wait for the primary channel's interrupt: asleep in UNINTERRUPTIBLE_SLEEP on a
-/// wait queue, woken by the IRQ 14 handler (`task::IrqCompletion`).
-static PRIMARY_COMPLETION: crate::task::IrqCompletion = crate::task::IrqCompletion::new();
+/// wait queue, woken by the IRQ 14 handler (`sync::IrqCompletion`).
+static PRIMARY_COMPLETION: IrqCompletion = IrqCompletion::new();
+
+impl Completion for IrqCompletion {
+    fn reset(&self) {
+        IrqCompletion::reset(self)
+    }
+
+    fn complete(&self) {
+        IrqCompletion::complete(self)
+    }
+
+    fn wait(&self, deadline_tsc: u64) -> bool {
+        IrqCompletion::wait(self, deadline_tsc)
+    }
+}
 
 // ---------------------------------------------------------------------------------------
 // Errors
@@ -252,7 +267,7 @@ struct Channel {
     /// Held for a whole request: the task file carries one command at a time. A sleeping
     /// lock, because its holder sleeps until the drive interrupts; contenders sleep
     /// UNINTERRUPTIBLE until it is free (their wait shows in the io kstat's wait queue).
-    owner: crate::task::SleepLock,
+    owner: SleepLock,
     /// Interrupt-driven (after [`init`]) or polled (the boot-time probe).
     irq_mode: AtomicBool,
     /// A command is outstanding: an interrupt now belongs to it.
@@ -266,15 +281,18 @@ struct Channel {
 static PRIMARY: Channel = Channel {
     hw: hw::PRIMARY,
     completion: &PRIMARY_COMPLETION,
-    owner: crate::task::SleepLock::new(),
+    owner: SleepLock::new(),
     irq_mode: AtomicBool::new(false),
     in_flight: AtomicBool::new(false),
     irq_status: AtomicU8::new(0),
     unexpected: AtomicU64::new(0),
 };
 
+/// The line the primary channel interrupts on (IRQ 14), routed to [`on_interrupt`].
+pub const IRQ_LINE: u8 = hw::PRIMARY.irq();
+
 /// IRQ 14, from `irq::dispatch` (interrupts disabled; the EOI follows).
-fn primary_irq() {
+pub fn on_interrupt() {
     PRIMARY.interrupt();
 }
 
@@ -617,8 +635,9 @@ impl Disk {
     }
 }
 
-/// Probe the primary channel's drives (polled), then switch it to interrupts on IRQ 14.
-/// Runs from `drivers::init`, before interrupts are enabled.
+/// Probe the primary channel's drives (polled), then switch it to interrupts on IRQ 14 (the
+/// line is routed and unmasked by `irq::init`, before interrupts are enabled). Runs from
+/// `drivers::init`, with interrupts off.
 pub fn init() {
     let ch = &PRIMARY;
     ch.hw.set_interrupts(false);
@@ -643,7 +662,6 @@ pub fn init() {
     }
     // Acknowledge anything left pending (by the BIOS or the probe) before the line opens.
     ch.hw.status();
-    irq::register(ch.hw.irq(), primary_irq);
     ch.irq_mode.store(true, Ordering::Release);
     ch.hw.set_interrupts(true);
 }

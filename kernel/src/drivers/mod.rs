@@ -2,13 +2,14 @@
 //!
 //! A driver here is safe code. It knows a device's *protocol* — which command to issue,
 //! what to wait for, what a status bit means, how to recover — and leaves every port access
-//! to a file under `arch/x86_64/` (`ata.rs` for the disks), which is where the `unsafe`
-//! lives. It hears from its device through `crate::irq`: it registers a handler for its
-//! IRQ line, and the dispatcher calls it on each interrupt and sends the EOI.
+//! to the HAL (`hal::ata` for the disks, `hal::serial` for the console), which is where the
+//! `unsafe` lives. It hears from its device through an interrupt handler: each driver names
+//! its handler and its device's IRQ line in [`INTERRUPT_HANDLERS`], the `irq` layer installs
+//! them at boot, and its dispatcher calls the handler on each interrupt and sends the EOI.
 //!
-//! Where drivers sit in bring-up: `kmain` calls [`init`] right after `irq::init()` — the
-//! PICs are remapped and the tick is set up, so a driver may register its line — and before
-//! interrupts are enabled, so a driver's probe runs polled, not interrupt-driven.
+//! Where drivers sit in bring-up: `kmain` calls [`init`] once the PICs are remapped and
+//! before the lines are routed and interrupts enabled, so a driver's probe runs polled, not
+//! interrupt-driven.
 //!
 //! * `ata.rs` — ATA/IDE disks in PIO mode on QEMU's PIIX controller: IDENTIFY at boot,
 //!   interrupt-driven reads and writes, Solaris io-kstat statistics per disk.
@@ -17,6 +18,9 @@
 
 pub mod ata;
 pub mod tty;
+
+/// Each driver's interrupt handler and the IRQ line it serves (installed by `irq::init`).
+pub const INTERRUPT_HANDLERS: &[(u8, fn())] = &[(ata::IRQ_LINE, ata::on_interrupt), (tty::IRQ_LINE, tty::on_interrupt)];
 
 /// Probe and set up every driver (see the module docs for when this runs).
 pub fn init() {

@@ -1,6 +1,6 @@
 //! # The console's input side: from COM1's receiver to `read(0, ...)`
 //!
-//! Output to the console is synchronous (`crate::console` writes straight to the UART).
+//! Output to the console is synchronous (`base::console` writes straight to the UART).
 //! Input cannot be: bytes arrive whenever someone types, and a reader must sleep until
 //! they do. So input goes through a buffer, filled by an interrupt and drained by `read`:
 //!
@@ -34,12 +34,12 @@ use spin::Mutex;
 use tally_runqueue::SleepKind;
 use tally_uapi::errno::EINTR;
 
-use crate::task::{self, WaitQueue};
+use crate::base::config::CONSOLE_INPUT_SIZE as RING_SIZE;
+use crate::sched;
+use crate::sync::WaitQueue;
 
 /// The IRQ line of COM1.
-pub const COM1_LINE: u8 = 4;
-/// Bytes the input buffer holds.
-const RING_SIZE: usize = 4096;
+pub const IRQ_LINE: u8 = 4;
 /// `^D`.
 const EOT: u8 = 0x04;
 
@@ -48,15 +48,15 @@ static READERS: WaitQueue = WaitQueue::new();
 static RECEIVED: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 
-/// Enable the receive interrupt and take IRQ 4. Runs in `drivers::init` (interrupts off).
+/// Make room for the input and enable the UART's receive interrupt (its line, IRQ 4, is
+/// routed to [`on_interrupt`] by `irq::init`). Runs in `drivers::init` (interrupts off).
 pub fn init() {
     hal::cpu::without_interrupts(|| RING.lock().reserve(RING_SIZE));
-    crate::irq::register(COM1_LINE, rx_interrupt);
     hal::serial::enable_rx_interrupt();
 }
 
 /// IRQ 4: move everything the UART has into the buffer, wake the readers.
-fn rx_interrupt() {
+pub fn on_interrupt() {
     let mut got = false;
     while let Some(b) = hal::serial::receive() {
         got = true;
@@ -93,8 +93,8 @@ pub fn discard() {
 /// while it waits.
 pub fn read(buf: &mut [u8]) -> Result<usize, i32> {
     loop {
-        READERS.wait_until(SleepKind::Interruptible, None, || !RING.lock().is_empty() || task::kill_pending());
-        if task::kill_pending() {
+        READERS.wait_until(SleepKind::Interruptible, None, || !RING.lock().is_empty() || sched::kill_pending());
+        if sched::kill_pending() {
             return Err(EINTR);
         }
         let n = hal::cpu::without_interrupts(|| {

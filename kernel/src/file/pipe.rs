@@ -18,11 +18,10 @@ use spin::Mutex;
 use tally_runqueue::SleepKind;
 use tally_uapi::errno::{EINTR, EPIPE};
 
-use crate::task::{self, WaitQueue};
+use crate::sched;
+use crate::sync::WaitQueue;
 
-/// Capacity of a pipe in bytes (Linux has 16 pages; one is enough here), and the size up
-/// to which a write is atomic (`PIPE_BUF`).
-pub const PIPE_BUF_SIZE: usize = 4096;
+pub use crate::base::config::PIPE_BUF_SIZE;
 
 struct State {
     bytes: VecDeque<u8>,
@@ -66,9 +65,9 @@ impl Reader {
         let p = &self.0;
         loop {
             p.readable.wait_until(SleepKind::Interruptible, None, || {
-                p.with(|s| !s.bytes.is_empty() || s.writers == 0) || task::kill_pending()
+                p.with(|s| !s.bytes.is_empty() || s.writers == 0) || sched::kill_pending()
             });
-            if task::kill_pending() {
+            if sched::kill_pending() {
                 return Err(EINTR);
             }
             let n = p.with(|s| {
@@ -102,9 +101,9 @@ impl Writer {
             // A write that fits in PIPE_BUF waits until it fits whole (atomic).
             let need = if buf.len() <= PIPE_BUF_SIZE { rest.len() } else { 1 };
             p.writable.wait_until(SleepKind::Interruptible, None, || {
-                p.with(|s| PIPE_BUF_SIZE - s.bytes.len() >= need || s.readers == 0) || task::kill_pending()
+                p.with(|s| PIPE_BUF_SIZE - s.bytes.len() >= need || s.readers == 0) || sched::kill_pending()
             });
-            if task::kill_pending() {
+            if sched::kill_pending() {
                 return if done > 0 { Ok(done) } else { Err(EINTR) };
             }
             let wrote = p.with(|s| {

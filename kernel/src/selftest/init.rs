@@ -10,27 +10,29 @@
 //! * `init_fault`: pid 1 execs the `fault` program, which divides by zero: pid 1 dies of
 //!   SIGFPE, and the run must end with the failure status rather than hang.
 
-use crate::task::{self, vm::USER_IMAGE_BASE};
+use crate::proc::vm::USER_IMAGE_BASE;
 
 use super::user::{load, t, us};
 use tally_microstate::MicroState;
+use crate::sched;
+use crate::proc;
 
 /// Load test program `prog` and exec it in place in pid 1 with `arg` in `rdi`.
 fn exec_in_pid1(what: &str, prog: &str, arg: u64) -> Result<(), &'static str> {
-    if task::current_ids().pid != 1 {
+    if proc::current_ids().pid != 1 {
         return Err("not running in pid 1");
     }
     let (vm, rsp) = load(prog)?;
     // Some kernel-side life first, so the clocks have more than one state to carry over.
-    task::sleep_ns(20_000_000);
-    let m = task::current_msa();
+    sched::sleep_ns(20_000_000);
+    let m = sched::current_msa();
     println!(
         "{what}: pid 1, a kernel thread so far (ONCPU_SYS {} us, asleep {} us, ONCPU_USR {} us), execs `{prog}` in place",
         us(t(&m, MicroState::OncpuSys)),
         us(t(&m, MicroState::InterruptibleSleep)),
         us(t(&m, MicroState::OncpuUsr)),
     );
-    let Err(e) = task::exec_user(prog, vm, USER_IMAGE_BASE, rsp, arg);
+    let Err(e) = proc::exec_user(prog, vm, USER_IMAGE_BASE, rsp, arg);
     println!("{what}: exec in place failed: errno {e}");
     Err("exec in place failed")
 }

@@ -8,7 +8,9 @@
 
 use tally_microstate::{IntrKind, MicroState, ACCOUNTING_ENABLED};
 
-use crate::{irq, task, time};
+use crate::base::time;
+use crate::irq;
+use crate::acct;
 
 pub fn invariants() -> Result<(), &'static str> {
     let clock = time::clock();
@@ -18,9 +20,9 @@ pub fn invariants() -> Result<(), &'static str> {
     }
     hal::idt::raise_irq_vector(7);
     // Both at the same instant: no tick may land between them.
-    let (s, (counts, spurious)) = hal::cpu::without_interrupts(|| (task::snapshot(), irq::counters()));
+    let (s, (counts, spurious)) = hal::cpu::without_interrupts(|| (acct::snapshot(), irq::counters()));
 
-    crate::report::irq_lines(&s.irq_lines);
+    crate::demo::tables::irq_lines(&s.irq_lines);
     if !ACCOUNTING_ENABLED {
         println!("irq_accounting: accounting compiled out, nothing to check");
         return Ok(());
@@ -38,7 +40,7 @@ pub fn invariants() -> Result<(), &'static str> {
     if interrupted != s.total_handler_ticks {
         return Err("invariant (b): INTERRUPTED differs from the sum of handler time");
     }
-    let timer = irq::TIMER_LINE as usize;
+    let timer = hal::pit::IRQ_LINE as usize;
     if counts[timer] != s.irq_lines[timer].timer.num_events {
         return Err("the timer line's event count differs from its interrupt count");
     }

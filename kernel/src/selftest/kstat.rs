@@ -1,5 +1,5 @@
 //! Self-test `kstat`: the kernel's kstat registry (`kstats/`) read the way a user-space
-//! `kstat -p` will read it, through `kstats::read_chain` and `kstats::read` (the ABI bytes a
+//! `kstat -p` will read it, through `stats::read_chain` and `stats::read` (the ABI bytes a
 //! system call will copy out), decoded with `tally_uapi::kstat`.
 //!
 //! Checked, in order:
@@ -31,15 +31,17 @@ use tally_uapi::kstat::{
 };
 
 use crate::drivers::ata;
-use crate::kstats::{self, print};
-use crate::task::{self, SchedParams};
+use crate::stats::{self, kstat_print as print};
+use crate::sched::SchedParams;
+use crate::proc;
+use crate::sched;
 
 fn headers() -> Result<(KidT, Vec<KstatHeader>), &'static str> {
     // As libkstat does: try, learn the size needed from the refusal (ENOMEM), retry. The
     // first try, with an empty buffer, is always refused.
     let mut buf = Vec::new();
     for _ in 0..4 {
-        match kstats::read_chain(&mut buf) {
+        match stats::read_chain(&mut buf) {
             Ok(got) => return Ok((got.chain_id, records::<KstatHeader>(&buf[..got.len]).collect())),
             Err(e @ KstatError::BufferTooSmall { needed }) if needed > buf.len() && e.errno() == errno::ENOMEM => {
                 buf.resize(needed, 0)
@@ -56,9 +58,9 @@ fn find<'a>(hs: &'a [KstatHeader], m: &str, i: i32, n: &str) -> Option<&'a Kstat
 
 /// Read `kid`, checking the snapshot time is that of this read. Returns header and data.
 fn read_fresh(kid: KidT) -> Result<(KstatHeader, Vec<u8>), &'static str> {
-    let before = kstats::now();
-    let (got, data) = kstats::read_vec(kid).map_err(|_| "a kstat in the chain could not be read")?;
-    let after = kstats::now();
+    let before = stats::now();
+    let (got, data) = stats::read_vec(kid).map_err(|_| "a kstat in the chain could not be read")?;
+    let after = stats::now();
     let h = got.header;
     if h.ks_snaptime < before || h.ks_snaptime > after {
         return Err("a read's snaptime is not the time of the read");
@@ -66,14 +68,14 @@ fn read_fresh(kid: KidT) -> Result<(KstatHeader, Vec<u8>), &'static str> {
     if h.ks_crtime > h.ks_snaptime {
         return Err("a kstat's crtime is after its snaptime");
     }
-    if h.ks_kid != kid || data.len() as u64 != h.ks_data_size || kstats::data_size(kid) != Ok(data.len()) {
+    if h.ks_kid != kid || data.len() as u64 != h.ks_data_size || stats::data_size(kid) != Ok(data.len()) {
         return Err("a read returned another kstat's header or a short data section");
     }
     Ok((h, data))
 }
 
 fn io(m: &str, i: i32, n: &str) -> Result<KstatIo, &'static str> {
-    let kid = kstats::lookup(m, i, n).ok_or("an io kstat is missing")?;
+    let kid = stats::lookup(m, i, n).ok_or("an io kstat is missing")?;
     let (_, data) = read_fresh(kid)?;
     KstatIo::decode(&data).ok_or("an io kstat's data does not decode")
 }
@@ -97,9 +99,9 @@ pub fn chain() -> Result<(), &'static str> {
     }
 
     // 2a. A line that never fired fires: its kstats appear, the KCID moves.
-    let line = if kstats::lookup("pic", 7, "irq7").is_none() { 7 } else { 15 };
+    let line = if stats::lookup("pic", 7, "irq7").is_none() { 7 } else { 15 };
     let name = if line == 7 { "irq7" } else { "ide1" };
-    if kstats::lookup("pic", line, name).is_some() {
+    if stats::lookup("pic", line, name).is_some() {
         return Err("IRQ 7 and 15 have both fired already: no new line to watch");
     }
     hal::idt::raise_irq_vector(line as u8);
@@ -122,17 +124,17 @@ pub fn chain() -> Result<(), &'static str> {
     }
 
     // 2b. A provider's kstat: create, read, delete.
-    let before = kstats::chain_id();
-    let kid = kstats::create_named("tally", 0, "selftest", "misc", &[("answer", KSTAT_DATA_UINT64)]).map_err(|_| "create failed")?;
-    kstats::set_named(kid, "answer", KstatValue::Uint64(42)).map_err(|_| "set failed")?;
-    let created = kstats::chain_id();
+    let before = stats::chain_id();
+    let kid = stats::create_named("tally", 0, "selftest", "misc", &[("answer", KSTAT_DATA_UINT64)]).map_err(|_| "create failed")?;
+    stats::set_named(kid, "answer", KstatValue::Uint64(42)).map_err(|_| "set failed")?;
+    let created = stats::chain_id();
     let (_, data) = read_fresh(kid)?;
     let answer = records::<tally_uapi::kstat::KstatNamed>(&data).next().and_then(|n| n.value());
-    kstats::delete(kid).map_err(|_| "delete failed")?;
-    let deleted = kstats::chain_id();
-    let gone = kstats::read(kid, &mut [0u8; 64]);
-    let again = kstats::create_named("tally", 0, "selftest", "misc", &[("answer", KSTAT_DATA_UINT64)]).map_err(|_| "re-create failed")?;
-    let _ = kstats::delete(again);
+    stats::delete(kid).map_err(|_| "delete failed")?;
+    let deleted = stats::chain_id();
+    let gone = stats::read(kid, &mut [0u8; 64]);
+    let again = stats::create_named("tally", 0, "selftest", "misc", &[("answer", KSTAT_DATA_UINT64)]).map_err(|_| "re-create failed")?;
+    let _ = stats::delete(again);
     println!(
         "kstat: created tally:0:selftest as KID {kid} (chain id {before} -> {created}), answer {}; deleted (chain id -> {deleted}); read after delete -> errno {}; re-created as KID {again}",
         answer.map_or(String::from("?"), |v| alloc::format!("{v}")),
@@ -144,7 +146,7 @@ pub fn chain() -> Result<(), &'static str> {
     if gone != Err(KstatError::NoSuchKstat) || again <= kid {
         return Err("a deleted kstat is still readable, or its KID was reused");
     }
-    if kstats::delete(KSTAT_HEADERS_KID).is_ok() || kstats::delete(intr.ks_kid).is_ok() {
+    if stats::delete(KSTAT_HEADERS_KID).is_ok() || stats::delete(intr.ks_kid).is_ok() {
         return Err("the chain or a kernel kstat could be deleted");
     }
 
@@ -227,20 +229,20 @@ fn burner(_: u64) {
 /// waiting task and a busy CPU. Checked: both integrals grew, and neither exceeds what is
 /// possible (at most two waiting, busy at most all of the time).
 fn runq() -> Result<(), &'static str> {
-    let read_before = kstats::now();
+    let read_before = stats::now();
     let before = io("unix", 0, "runq")?;
     STOP.store(false, Ordering::Relaxed);
     let mut pids = [0; 2];
     for pid in &mut pids {
-        *pid = task::spawn("kstat-burner", SchedParams::Normal(0), burner, 0).map_err(|_| "spawn failed")?;
+        *pid = proc::spawn("kstat-burner", SchedParams::Normal(0), burner, 0).map_err(|_| "spawn failed")?;
     }
-    task::sleep_ns(100_000_000);
+    sched::sleep_ns(100_000_000);
     STOP.store(true, Ordering::Relaxed);
     for pid in pids {
-        task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        proc::wait(Some(pid)).map_err(|_| "wait failed")?;
     }
     let after = io("unix", 0, "runq")?;
-    let between_reads = kstats::now() - read_before;
+    let between_reads = stats::now() - read_before;
     let dt = between_reads.max(1);
     let (dw, dr) = (after.wlentime.wrapping_sub(before.wlentime), after.rtime.wrapping_sub(before.rtime));
     println!(

@@ -6,7 +6,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use hal::paging::PageTableFlags;
 
-use crate::{mm};
+use crate::base::memory as mm;
 
 /// Scratch virtual range for mapping test pages (above the heap).
 const SCRATCH: u64 = 0xffff_c800_0000_0000;

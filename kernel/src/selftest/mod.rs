@@ -54,15 +54,15 @@ pub fn run(name: &str) -> ! {
 
 /// The kernel got through bring-up to here: say what it found.
 fn boot() -> Result<(), &'static str> {
-    let m = crate::mm::stats();
+    let m = crate::base::memory::stats();
     println!(
         "boot: kernel main reached; TSC {} Hz, {} Hz tick, {} frames free, boot time {} s since 1970",
-        crate::time::clock().hz(),
-        crate::irq::HZ,
+        crate::base::time::clock().hz(),
+        crate::base::config::HZ,
         m.frames_total - m.frames_in_use,
-        crate::time::boot_unix_seconds()
+        crate::base::time::boot_unix_seconds()
     );
-    if crate::time::boot_unix_seconds() == 0 {
+    if crate::base::time::boot_unix_seconds() == 0 {
         return Err("the RTC gave no wall-clock time");
     }
     Ok(())

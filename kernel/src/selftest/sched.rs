@@ -9,8 +9,10 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tally_microstate::{MicroState, MsaTimes};
 use tally_tasktable::{wexitstatus, wifexited};
 
-use crate::task::{self, SchedParams};
+use crate::sched::SchedParams;
 use crate::{drivers, irq, time};
+use crate::{acct, proc};
+use crate::sched;
 
 fn ms(ticks: u64) -> u64 {
     time::clock().ticks_to_ns(ticks) / 1_000_000
@@ -48,12 +50,12 @@ pub fn contention() -> Result<(), &'static str> {
     let mut pids = [0; CONTENDERS];
     let mut waited_expired = 0;
     for (i, pid) in pids.iter_mut().enumerate() {
-        *pid = task::spawn("burner", SchedParams::Normal(0), burner, i as u64).map_err(|_| "spawn failed")?;
+        *pid = proc::spawn("burner", SchedParams::Normal(0), burner, i as u64).map_err(|_| "spawn failed")?;
     }
-    task::sleep_ns(600_000_000);
+    sched::sleep_ns(600_000_000);
     STOP.store(true, Ordering::Relaxed);
     for pid in pids {
-        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         let m = &r.totals.msa;
         let i = pids.iter().position(|&p| p == pid).unwrap_or(0);
         println!(
@@ -74,19 +76,19 @@ pub fn contention() -> Result<(), &'static str> {
     if tally_microstate::ACCOUNTING_ENABLED && waited_expired < CONTENDERS - 1 {
         return Err("CPU-bound threads under contention did not wait on the expired array");
     }
-    println!("contention: all {CONTENDERS} CPU-bound threads progressed; {} context switches so far", task::nr_switches());
+    println!("contention: all {CONTENDERS} CPU-bound threads progressed; {} context switches so far", sched::nr_switches());
     Ok(())
 }
 
 /// `sleep(50 ms)` lasts 50 ms within two ticks, and the time goes to INTERRUPTIBLE_SLEEP.
 pub fn sleep() -> Result<(), &'static str> {
     let clock = time::clock();
-    let tick_ns = 1_000_000_000 / irq::HZ as u64;
-    let before = task::current_msa();
+    let tick_ns = 1_000_000_000 / crate::base::config::HZ as u64;
+    let before = sched::current_msa();
     let t0 = hal::tsc::read();
-    task::sleep_ns(50_000_000);
+    sched::sleep_ns(50_000_000);
     let slept_ns = clock.ticks_to_ns(hal::tsc::read() - t0);
-    let after = task::current_msa();
+    let after = sched::current_msa();
     let asleep = t(&after, MicroState::InterruptibleSleep) - t(&before, MicroState::InterruptibleSleep);
     println!(
         "sleep: asked 50 ms, slept {}.{:03} ms; INTERRUPTIBLE_SLEEP grew by {} us",
@@ -104,19 +106,19 @@ pub fn sleep() -> Result<(), &'static str> {
 }
 
 fn exit_seven(_: u64) {
-    task::exit(7)
+    proc::exit(7)
 }
 
 /// A child that exits stays a zombie until waited for; wait returns its status; its
 /// ZOMBIE time is accounted; a second wait finds no child.
 pub fn zombie() -> Result<(), &'static str> {
-    let pid = task::spawn("short", SchedParams::Normal(0), exit_seven, 0).map_err(|_| "spawn failed")?;
-    task::sleep_ns(30_000_000);
-    if !task::is_zombie(pid) {
+    let pid = proc::spawn("short", SchedParams::Normal(0), exit_seven, 0).map_err(|_| "spawn failed")?;
+    sched::sleep_ns(30_000_000);
+    if !proc::is_zombie(pid) {
         return Err("the exited child is not a zombie");
     }
     println!("zombie: pid {pid} is a zombie while its parent sleeps");
-    let r = task::wait(None).map_err(|_| "wait failed")?;
+    let r = proc::wait(None).map_err(|_| "wait failed")?;
     println!(
         "zombie: reaped pid {} status {:#x} (exit code {}), ZOMBIE for {} ms",
         r.pid,
@@ -130,7 +132,7 @@ pub fn zombie() -> Result<(), &'static str> {
     if tally_microstate::ACCOUNTING_ENABLED && ms(t(&r.at_reap, MicroState::Zombie)) < 20 {
         return Err("the zombie's time was not accounted as ZOMBIE");
     }
-    if task::wait(None).err() != Some(tally_uapi::errno::ECHILD) {
+    if proc::wait(None).err() != Some(tally_uapi::errno::ECHILD) {
         return Err("a second wait did not fail with ECHILD");
     }
     println!("zombie: a second wait returns -ECHILD");
@@ -140,27 +142,27 @@ pub fn zombie() -> Result<(), &'static str> {
 static GRANDCHILD: AtomicU64 = AtomicU64::new(0);
 
 fn orphan_grandchild(_: u64) {
-    task::sleep_ns(100_000_000);
-    task::exit(3)
+    sched::sleep_ns(100_000_000);
+    proc::exit(3)
 }
 
 fn orphan_parent(_: u64) {
-    let pid = task::spawn("grandchild", SchedParams::Normal(0), orphan_grandchild, 0).unwrap_or(0);
+    let pid = proc::spawn("grandchild", SchedParams::Normal(0), orphan_grandchild, 0).unwrap_or(0);
     GRANDCHILD.store(pid as u64, Ordering::Relaxed);
-    task::exit(0)
+    proc::exit(0)
 }
 
 /// A parent that exits before its child: the child is re-parented to init, which reaps it.
 pub fn orphan() -> Result<(), &'static str> {
-    let parent = task::spawn("parent", SchedParams::Normal(0), orphan_parent, 0).map_err(|_| "spawn failed")?;
-    let r = task::wait(Some(parent)).map_err(|_| "wait for the parent failed")?;
+    let parent = proc::spawn("parent", SchedParams::Normal(0), orphan_parent, 0).map_err(|_| "spawn failed")?;
+    let r = proc::wait(Some(parent)).map_err(|_| "wait for the parent failed")?;
     let child = GRANDCHILD.load(Ordering::Relaxed) as i32;
-    let ppid = task::ppid(child);
+    let ppid = proc::ppid(child);
     println!("orphan: parent {} exited (status {:#x}); its child {child} now has ppid {ppid:?}", r.pid, r.status.raw());
     if child <= 0 || ppid != Some(1) {
         return Err("the orphan was not re-parented to init");
     }
-    let r = task::wait(Some(child)).map_err(|_| "init could not reap the orphan")?;
+    let r = proc::wait(Some(child)).map_err(|_| "init could not reap the orphan")?;
     println!("orphan: init reaped {} with exit code {}", r.pid, wexitstatus(r.status.raw()));
     if wexitstatus(r.status.raw()) != 3 {
         return Err("wrong exit status from the orphan");
@@ -187,12 +189,12 @@ fn fifo_runner(_: u64) {
 /// by the normal CPU-bound thread beside it: the normal one makes no progress meanwhile.
 pub fn rt_fifo() -> Result<(), &'static str> {
     STOP.store(false, Ordering::Relaxed);
-    let normal = task::spawn("normal", SchedParams::Normal(0), normal_burner, 0).map_err(|_| "spawn failed")?;
-    task::sleep_ns(20_000_000);
-    let fifo = task::spawn("fifo", SchedParams::Fifo(50), fifo_runner, 0).map_err(|_| "spawn failed")?;
-    let r = task::wait(Some(fifo)).map_err(|_| "wait failed")?;
+    let normal = proc::spawn("normal", SchedParams::Normal(0), normal_burner, 0).map_err(|_| "spawn failed")?;
+    sched::sleep_ns(20_000_000);
+    let fifo = proc::spawn("fifo", SchedParams::Fifo(50), fifo_runner, 0).map_err(|_| "spawn failed")?;
+    let r = proc::wait(Some(fifo)).map_err(|_| "wait failed")?;
     STOP.store(true, Ordering::Relaxed);
-    task::wait(Some(normal)).map_err(|_| "wait failed")?;
+    proc::wait(Some(normal)).map_err(|_| "wait failed")?;
     let (a, b) = (FIFO_SAW[0].load(Ordering::Relaxed), FIFO_SAW[1].load(Ordering::Relaxed));
     let m = &r.totals.msa;
     println!(
@@ -225,10 +227,10 @@ fn disk_reader(_: u64) {
 /// IRQ 14's timer counts exactly one interrupt per one-sector request.
 pub fn disk_sleep() -> Result<(), &'static str> {
     let line = irq::count(14);
-    let before = task::snapshot().irq_lines[14].timer.num_events;
-    let pid = task::spawn("reader", SchedParams::Normal(0), disk_reader, 0).map_err(|_| "spawn failed")?;
-    let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
-    let after = task::snapshot().irq_lines[14].timer.num_events;
+    let before = acct::snapshot().irq_lines[14].timer.num_events;
+    let pid = proc::spawn("reader", SchedParams::Normal(0), disk_reader, 0).map_err(|_| "spawn failed")?;
+    let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
+    let after = acct::snapshot().irq_lines[14].timer.num_events;
     let m = &r.totals.msa;
     println!(
         "disk_sleep: {DISK_READS} one-sector reads; UNINTERRUPTIBLE_SLEEP {} us, on-cpu {} us; IRQ 14 interrupts {} (timer events {})",
@@ -271,11 +273,11 @@ pub fn disk_contention() -> Result<(), &'static str> {
     let disk = drivers::ata::disk(drivers::ata::DATA_DISK).ok_or("no data disk")?;
     let before = disk.stats();
     let irqs = irq::count(14);
-    let normal = task::spawn("reader", SchedParams::Normal(0), contending_reader, 0).map_err(|_| "spawn failed")?;
-    task::sleep_ns(1_000_000);
-    let fifo = task::spawn("rt-reader", SchedParams::Fifo(20), contending_reader, 1).map_err(|_| "spawn failed")?;
-    let r_fifo = task::wait(Some(fifo)).map_err(|_| "wait failed")?;
-    let r_normal = task::wait(Some(normal)).map_err(|_| "wait failed")?;
+    let normal = proc::spawn("reader", SchedParams::Normal(0), contending_reader, 0).map_err(|_| "spawn failed")?;
+    sched::sleep_ns(1_000_000);
+    let fifo = proc::spawn("rt-reader", SchedParams::Fifo(20), contending_reader, 1).map_err(|_| "spawn failed")?;
+    let r_fifo = proc::wait(Some(fifo)).map_err(|_| "wait failed")?;
+    let r_normal = proc::wait(Some(normal)).map_err(|_| "wait failed")?;
     let after = disk.stats();
     println!(
         "disk_contention: both readers done: {}; IRQ 14 +{}; reads +{}; wait-queue time +{} ns, wlentime +{} ns; FIFO reader DISK {} us, normal reader DISK {} us",
@@ -304,11 +306,11 @@ static GROUP_DONE: AtomicU64 = AtomicU64::new(0);
 /// Burn until this thread's own ONCPU_SYS clock has grown by BURN_MS (so the process total
 /// must contain at least that much of this thread), then exit the thread.
 fn group_member(i: u64) {
-    let ids = task::current_ids();
+    let ids = proc::current_ids();
     GROUP_IDS[i as usize].store(((ids.pid as u64) << 32) | ids.tid as u64, Ordering::Relaxed);
     let want = time::clock().ns_to_ticks(BURN_MS * 1_000_000);
-    let start = t(&task::current_msa(), MicroState::OncpuSys);
-    while t(&task::current_msa(), MicroState::OncpuSys) - start < want {
+    let start = t(&sched::current_msa(), MicroState::OncpuSys);
+    while t(&sched::current_msa(), MicroState::OncpuSys) - start < want {
         spin_for_ms(1);
     }
     GROUP_DONE.fetch_add(1, Ordering::Relaxed);
@@ -317,9 +319,9 @@ fn group_member(i: u64) {
 /// The leader of a kernel process: starts its threads and exits at once.
 fn group_leader(_: u64) {
     for i in 0..GROUP_THREADS {
-        let _ = task::spawn_thread(SchedParams::Normal(0), group_member, i as u64);
+        let _ = proc::spawn_thread(SchedParams::Normal(0), group_member, i as u64);
     }
-    task::exit(5)
+    proc::exit(5)
 }
 
 /// Kernel threads that join an existing thread group: they share the leader's tgid; the
@@ -327,8 +329,8 @@ fn group_leader(_: u64) {
 /// last thread has gone, with the process's status and a total that includes every thread.
 pub fn thread_group() -> Result<(), &'static str> {
     GROUP_DONE.store(0, Ordering::Relaxed);
-    let leader = task::spawn("group", SchedParams::Normal(0), group_leader, 0).map_err(|_| "spawn failed")?;
-    let r = task::wait(Some(leader)).map_err(|_| "wait failed")?;
+    let leader = proc::spawn("group", SchedParams::Normal(0), group_leader, 0).map_err(|_| "spawn failed")?;
+    let r = proc::wait(Some(leader)).map_err(|_| "wait failed")?;
     let done = GROUP_DONE.load(Ordering::Relaxed);
     let cpu = t(&r.totals.msa, MicroState::OncpuSys);
     println!(
@@ -368,10 +370,10 @@ fn user_mix() -> Result<u64, &'static str> {
     ];
     let mut pids = Vec::new();
     for (path, argv, _) in &programs {
-        pids.push(task::spawn_program(path, argv).map_err(|_| "cannot spawn a user program")?);
+        pids.push(proc::spawn_program(path, argv).map_err(|_| "cannot spawn a user program")?);
     }
     for pid in pids {
-        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         super::user::expect_exit(&r, 0)?;
     }
     println!("invariants: user processes spin, threads 2, sleeper, memhog ran side by side");
@@ -386,8 +388,8 @@ pub fn invariants() -> Result<(), &'static str> {
     orphan()?;
     disk_sleep()?;
     let user_exits = user_mix()?;
-    let (checked, broken) = task::exit_invariant_counts();
-    let s = task::snapshot();
+    let (checked, broken) = sched::exit_invariant_counts();
+    let s = acct::snapshot();
     let mut interrupted = s.released[MicroState::Interrupted as usize];
     for (pid, _, clocks, age) in &s.tasks {
         if tally_microstate::ACCOUNTING_ENABLED && clocks.iter().sum::<u64>() != *age {

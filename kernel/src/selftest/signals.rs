@@ -5,36 +5,36 @@
 use tally_tasktable::{wifsignaled, wtermsig};
 use tally_uapi::errno::{EINVAL, ESRCH};
 use tally_uapi::signal::{SIGCHLD, SIGUSR1};
+use crate::{acct, proc, sched};
 
-use crate::task;
 
 fn signals_of(pid: i32) -> Option<u64> {
-    task::task_stats().0.into_iter().find(|t| t.pid == pid).map(|t| t.counters.signals)
+    acct::task_stats().0.into_iter().find(|t| t.pid == pid).map(|t| t.counters.signals)
 }
 
 pub fn signals() -> Result<(), &'static str> {
     let me = 1; // the kernel's init thread runs the self-tests
-    let pid = task::spawn_program("/bin/sleeper", &[b"sleeper", b"60000"]).map_err(|_| "cannot spawn sleeper")?;
-    task::sleep_ns(20_000_000);
-    if task::kill(pid, 0) != Ok(()) {
+    let pid = proc::spawn_program("/bin/sleeper", &[b"sleeper", b"60000"]).map_err(|_| "cannot spawn sleeper")?;
+    sched::sleep_ns(20_000_000);
+    if proc::kill(pid, 0) != Ok(()) {
         return Err("kill(pid, 0) does not find a live process");
     }
-    if task::kill(pid, 64) != Err(EINVAL) || task::kill(0, SIGUSR1 as i32) != Err(EINVAL) {
+    if proc::kill(pid, 64) != Err(EINVAL) || proc::kill(0, SIGUSR1 as i32) != Err(EINVAL) {
         return Err("bad signal numbers or pid 0 are not EINVAL");
     }
-    if task::kill(999_999, SIGUSR1 as i32) != Err(ESRCH) {
+    if proc::kill(999_999, SIGUSR1 as i32) != Err(ESRCH) {
         return Err("a pid that does not exist is not ESRCH");
     }
     // An ignored signal: counted, the process lives on.
-    task::kill(pid, SIGCHLD as i32).map_err(|_| "kill SIGCHLD failed")?;
-    task::sleep_ns(5_000_000);
-    if task::is_zombie(pid) || signals_of(pid) != Some(1) {
+    proc::kill(pid, SIGCHLD as i32).map_err(|_| "kill SIGCHLD failed")?;
+    sched::sleep_ns(5_000_000);
+    if proc::is_zombie(pid) || signals_of(pid) != Some(1) {
         return Err("an ignored signal was not just counted (SIG 1, still alive)");
     }
     let before = signals_of(me).ok_or("init not in the table")?;
     // A terminating one: the sleeper wakes, dies of it, and init receives SIGCHLD.
-    task::kill(pid, SIGUSR1 as i32).map_err(|_| "kill SIGUSR1 failed")?;
-    let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+    proc::kill(pid, SIGUSR1 as i32).map_err(|_| "kill SIGUSR1 failed")?;
+    let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
     let status = r.status.raw();
     println!("  sleeper killed: status {status:#x}, signals received {}", r.totals.counters.signals);
     if !(wifsignaled(status) && wtermsig(status) == i32::from(SIGUSR1)) {

@@ -19,16 +19,18 @@ use tally_uapi::netlink::{AF_NETLINK, NETLINK_GENERIC, SOCK_RAW};
 use tally_uapi::taskstats::{Taskstats, AGROUP, TASKSTATS_GENL_NAME};
 
 use crate::bus::Socket;
-use crate::task::{self, SchedParams};
+use crate::sched::SchedParams;
+use crate::proc;
+use crate::sched;
 
 fn open() -> Result<(Socket, u16), &'static str> {
-    let s = Socket::open(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, false).map_err(|_| "socket failed")?;
-    let family = s.family_id(TASKSTATS_GENL_NAME).map_err(|_| "GETFAMILY failed")?;
+    let s = crate::acct::open_socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, false).map_err(|_| "socket failed")?;
+    let family = s.family_id(TASKSTATS_GENL_NAME, crate::acct::current_sender()).map_err(|_| "GETFAMILY failed")?;
     Ok((s, family))
 }
 
 fn register(s: &Socket, fam: u16) -> Result<(), &'static str> {
-    s.send(&request(fam, 2, 0, Command::RegisterCpumask("0")).map_err(|_| "cannot build REGISTER")?).map_err(|_| "register failed")?;
+    crate::acct::send(&s, &request(fam, 2, 0, Command::RegisterCpumask("0")).map_err(|_| "cannot build REGISTER")?).map_err(|_| "register failed")?;
     Ok(())
 }
 
@@ -55,11 +57,11 @@ fn drain(s: &Socket, out: &mut Vec<(AggrKind, u32, Taskstats, Vec<u64>)>, enobuf
 pub fn records() -> Result<(), &'static str> {
     let (s, fam) = open()?;
     register(&s, fam)?;
-    let clock = crate::time::clock();
+    let clock = crate::base::time::clock();
 
     // threads 4: four per-pid records (main + 3), one per-tgid record equal to their sum.
-    let pid = task::spawn_program("/bin/threads", &[b"threads", b"4", b"20"]).map_err(|_| "cannot spawn threads")?;
-    task::wait(Some(pid)).map_err(|_| "wait failed")?;
+    let pid = proc::spawn_program("/bin/threads", &[b"threads", b"4", b"20"]).map_err(|_| "cannot spawn threads")?;
+    proc::wait(Some(pid)).map_err(|_| "wait failed")?;
     let (mut recs, mut enobufs) = (Vec::new(), 0);
     drain(&s, &mut recs, &mut enobufs)?;
     let pids: Vec<&Taskstats> = recs.iter().filter(|r| r.0 == AggrKind::Pid && r.2.ac_tgid == pid as u32).map(|r| &r.2).collect();
@@ -104,12 +106,12 @@ pub fn records() -> Result<(), &'static str> {
     }
 
     // spin: utime >> stime; cpu_delay_total == the run-queue microstates, to the ns.
-    let pid = task::spawn_program("/bin/spin", &[b"spin", b"200"]).map_err(|_| "cannot spawn spin")?;
-    task::wait(Some(pid)).map_err(|_| "wait failed")?;
+    let pid = proc::spawn_program("/bin/spin", &[b"spin", b"200"]).map_err(|_| "cannot spawn spin")?;
+    proc::wait(Some(pid)).map_err(|_| "wait failed")?;
     recs.clear();
     drain(&s, &mut recs, &mut enobufs)?;
     let rec = recs.iter().find(|r| r.0 == AggrKind::Pid && r.1 == pid as u32).ok_or("no exit record for spin")?;
-    let log = task::recent_exits(pid).into_iter().find(|r| r.pid == pid).ok_or("spin not in the exit log")?;
+    let log = proc::recent_exits(pid).into_iter().find(|r| r.pid == pid).ok_or("spin not in the exit log")?;
     let q = log.totals.msa[MicroState::OnActiveQueue as usize] + log.totals.msa[MicroState::OnExpiredQueue as usize];
     let t = &rec.2;
     println!(
@@ -127,10 +129,10 @@ pub fn records() -> Result<(), &'static str> {
     }
 
     // GET by pid and by tgid of a live process.
-    let pid = task::spawn_program("/bin/sleeper", &[b"sleeper", b"300"]).map_err(|_| "cannot spawn sleeper")?;
-    task::sleep_ns(20_000_000);
+    let pid = proc::spawn_program("/bin/sleeper", &[b"sleeper", b"300"]).map_err(|_| "cannot spawn sleeper")?;
+    sched::sleep_ns(20_000_000);
     for (cmd, kind) in [(Command::Pid(pid as u32), AggrKind::Pid), (Command::Tgid(pid as u32), AggrKind::Tgid)] {
-        s.send(&request(fam, 9, 0, cmd).map_err(|_| "cannot build GET")?).map_err(|_| "GET send failed")?;
+        crate::acct::send(&s, &request(fam, 9, 0, cmd).map_err(|_| "cannot build GET")?).map_err(|_| "GET send failed")?;
         let reply = s.recv(true).map_err(|_| "no GET reply")?;
         let m = parse_taskstats_message(&reply).map_err(|_| "GET reply does not parse")?;
         let r = m.records.iter().find(|r| r.kind == kind).ok_or("GET reply lacks the record")?;
@@ -139,7 +141,7 @@ pub fn records() -> Result<(), &'static str> {
             return Err("GET reply describes the wrong task");
         }
     }
-    task::wait(Some(pid)).map_err(|_| "wait failed")?;
+    proc::wait(Some(pid)).map_err(|_| "wait failed")?;
     drop(s);
     if crate::bus::exit_listeners() {
         return Err("closing the socket did not remove its listener registration");
@@ -156,11 +158,11 @@ fn storm(s: &Socket, n: u32, read_every: u32) -> Result<(u64, u64), &'static str
     let mut received = 0;
     let mut pending = BTreeMap::new();
     for i in 0..n {
-        let pid = task::spawn("storm", SchedParams::Normal(0), short_lived, 0).map_err(|_| "spawn failed")?;
+        let pid = proc::spawn("storm", SchedParams::Normal(0), short_lived, 0).map_err(|_| "spawn failed")?;
         pending.insert(pid, ());
         if pending.len() >= 32 {
             for (p, ()) in core::mem::take(&mut pending) {
-                task::wait(Some(p)).map_err(|_| "wait failed")?;
+                proc::wait(Some(p)).map_err(|_| "wait failed")?;
             }
         }
         if (i + 1) % read_every == 0 {
@@ -169,7 +171,7 @@ fn storm(s: &Socket, n: u32, read_every: u32) -> Result<(u64, u64), &'static str
         }
     }
     for (p, ()) in pending {
-        task::wait(Some(p)).map_err(|_| "wait failed")?;
+        proc::wait(Some(p)).map_err(|_| "wait failed")?;
     }
     received += drain(s, &mut recs, &mut enobufs)?;
     Ok((received, enobufs))
@@ -185,8 +187,8 @@ pub fn exit_storm() -> Result<(), &'static str> {
         register(&s, fam)?;
         storm(&s, 300, 100)?;
     }
-    task::sleep_ns(10_000_000);
-    let before = crate::mm::stats();
+    sched::sleep_ns(10_000_000);
+    let before = crate::base::memory::stats();
     for (label, rcvbuf, read_every) in [("default buffer", None, 1_000), ("buffer sized for the load", Some(1u32 << 20), 500)] {
         let (s, fam) = open()?;
         if let Some(b) = rcvbuf {
@@ -216,7 +218,7 @@ pub fn exit_storm() -> Result<(), &'static str> {
 
     }
     super::user::settle(); // the last stacks are freed after a switch
-    let after = crate::mm::stats();
+    let after = crate::base::memory::stats();
     println!("  heap {} -> {} bytes, frames {} -> {}", before.heap_bytes, after.heap_bytes, before.frames_in_use, after.frames_in_use);
     if after.frames_in_use != before.frames_in_use || after.heap_bytes > before.heap_bytes + 16 * 1024 {
         return Err("memory did not return to its baseline");

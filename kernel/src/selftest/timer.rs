@@ -19,8 +19,8 @@ pub fn tick_rate() -> Result<(), &'static str> {
     let (t1, k1) = (hal::tsc::read(), irq::ticks());
     let elapsed_ns = clock.ticks_to_ns(t1 - t0);
     let got = k1 - k0;
-    let expected = irq::HZ as u64 * elapsed_ns / 1_000_000_000;
-    println!("timer: {got} ticks in {} us of TSC time; expected {expected} at {} Hz", elapsed_ns / 1000, irq::HZ);
+    let expected = crate::base::config::HZ as u64 * elapsed_ns / 1_000_000_000;
+    println!("timer: {got} ticks in {} us of TSC time; expected {expected} at {} Hz", elapsed_ns / 1000, crate::base::config::HZ);
     if got * 10 < expected * 9 || got * 10 > expected * 11 {
         return Err("tick rate is more than 10% off");
     }

@@ -3,7 +3,7 @@
 //! Each test runs in init (pid 1). It loads one of the machine-code programs of
 //! `programs/` (`.S` files) into a fresh address space (code at `USER_IMAGE_BASE`, read and
 //! execute; a stack just below `USER_STACK_TOP`), starts it as a child process with
-//! `task::spawn_user`, waits for it, and checks how it ended and what the accounting saw:
+//! `proc::spawn_user`, waits for it, and checks how it ended and what the accounting saw:
 //! microstates (ONCPU_USR for user code, ONCPU_SYS for system calls, ONCPU_TRAP for
 //! exceptions) and counters (minor faults, bytes written). Every test also checks that the
 //! frames in use come back to where they were: an address space gives back every user page
@@ -13,12 +13,14 @@ use alloc::sync::Arc;
 use tally_microstate::{MicroState, MsaTimes};
 use tally_tasktable::{wexitstatus, wifexited, wifsignaled, wtermsig};
 
-use crate::task::vm::{Prot, Vm, USER_IMAGE_BASE, USER_STACK_GUARD, USER_STACK_TOP};
-use crate::task::{self, SchedParams, WaitResult};
+use crate::proc::vm::{Prot, Vm, USER_IMAGE_BASE, USER_STACK_GUARD, USER_STACK_TOP};
+use crate::proc::WaitResult;
+use crate::sched::SchedParams;
 use crate::trap::{SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
+use crate::{proc, sched};
 
 pub(super) fn us(ticks: u64) -> u64 {
-    crate::time::clock().ticks_to_ns(ticks) / 1000
+    crate::base::time::clock().ticks_to_ns(ticks) / 1000
 }
 
 pub(super) fn t(m: &MsaTimes, s: MicroState) -> u64 {
@@ -28,7 +30,7 @@ pub(super) fn t(m: &MsaTimes, s: MicroState) -> u64 {
 /// Load test program `prog` into a new address space and start it with `arg` in `rdi`.
 pub(super) fn start(prog: &str, arg: u64) -> Result<(i32, Arc<Vm>), &'static str> {
     let (vm, rsp) = load(prog)?;
-    let pid = task::spawn_user(prog, SchedParams::Normal(0), Arc::clone(&vm), USER_IMAGE_BASE, rsp, arg)
+    let pid = proc::spawn_user(prog, SchedParams::Normal(0), Arc::clone(&vm), USER_IMAGE_BASE, rsp, arg)
         .map_err(|_| "spawn_user failed")?;
     Ok((pid, vm))
 }
@@ -51,7 +53,7 @@ pub(super) fn load(prog: &str) -> Result<(Arc<Vm>, u64), &'static str> {
 /// Run `prog` to its end; returns what `wait` reported.
 pub(super) fn run(prog: &str, arg: u64) -> Result<WaitResult, &'static str> {
     let (pid, vm) = start(prog, arg)?;
-    let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+    let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
     if vm.mapped_pages() != 0 || !vm.regions().is_empty() {
         return Err("a dead process still has user pages or regions");
     }
@@ -63,9 +65,9 @@ pub(super) fn run(prog: &str, arg: u64) -> Result<WaitResult, &'static str> {
 /// switch has happened: a sleep whose deadline has already passed when the host stalls the
 /// guest returns without switching, and the graveyard would still be full.
 pub(super) fn settle() {
-    let before = task::nr_switches();
-    while task::nr_switches() == before {
-        task::sleep_ns(2_000_000);
+    let before = sched::nr_switches();
+    while sched::nr_switches() == before {
+        sched::sleep_ns(2_000_000);
     }
 }
 
@@ -74,16 +76,16 @@ pub(super) fn settle() {
 pub(super) fn frames_unchanged(what: &str, body: impl FnOnce() -> Result<(), &'static str>) -> Result<(), &'static str> {
     run("smoke", 0)?;
     settle();
-    let before = crate::mm::stats().frames_in_use;
+    let before = crate::base::memory::stats().frames_in_use;
     body()?;
     settle();
-    let after = crate::mm::stats().frames_in_use;
+    let after = crate::base::memory::stats().frames_in_use;
     println!("{what}: frames in use {before} -> {after}");
     if after != before {
         return Err("frames in use did not return to baseline");
     }
     println!("{what}: frames back to baseline");
-    let (checked, broken) = task::exit_invariant_counts();
+    let (checked, broken) = sched::exit_invariant_counts();
     if broken != 0 {
         return Err("a task's microstate clocks did not sum to its age at exit");
     }
@@ -131,7 +133,7 @@ pub fn smoke() -> Result<(), &'static str> {
 /// The system calls' own checks (in the program), plus what the kernel saw.
 pub fn syscalls() -> Result<(), &'static str> {
     frames_unchanged("user_syscalls", || {
-        let me = task::current_ids().pid;
+        let me = proc::current_ids().pid;
         let r = run("syscalls", me as u64)?;
         let m = &r.totals.msa;
         println!(
@@ -243,11 +245,11 @@ pub fn demand() -> Result<(), &'static str> {
 /// registers (SSE too) as it left them.
 pub fn preempt() -> Result<(), &'static str> {
     frames_unchanged("user_preempt", || {
-        let switches = task::nr_switches();
+        let switches = sched::nr_switches();
         let (a, _) = start("spin", 250_000_000)?;
         let (b, _) = start("spin", 250_000_000)?;
         for pid in [a, b] {
-            let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+            let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
             let m = &r.totals.msa;
             let waited = t(m, MicroState::OnActiveQueue) + t(m, MicroState::OnExpiredQueue);
             println!(
@@ -269,7 +271,7 @@ pub fn preempt() -> Result<(), &'static str> {
                 return Err("a spinner sharing the CPU was never counted as preempted (nivcsw)");
             }
         }
-        println!("user_preempt: {} context switches; registers intact", task::nr_switches() - switches);
+        println!("user_preempt: {} context switches; registers intact", sched::nr_switches() - switches);
         Ok(())
     })
 }

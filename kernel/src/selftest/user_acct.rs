@@ -6,9 +6,11 @@ use tally_microstate::MicroState;
 use tally_uapi::errno::EINVAL;
 
 use super::user::{expect_exit, frames_unchanged, run, settle, start, t, us};
-use crate::task::memacct::MemAcct;
-use crate::task::{self, WaitResult};
+use tally_memacct::MemAcct;
+use crate::proc::WaitResult;
 use crate::trap::SIGSEGV;
+use crate::sched;
+use crate::proc;
 
 /// The `msa()` contract, checked by a program (its exit status names a failed check).
 pub fn msa() -> Result<(), &'static str> {
@@ -24,15 +26,15 @@ pub fn msa() -> Result<(), &'static str> {
 /// The kstat calls' contract, checked by a program; the KID it gets was deleted first.
 pub fn kstat() -> Result<(), &'static str> {
     frames_unchanged("user_kstat", || {
-        let kid = crate::kstats::create_named("tally", 0, "abi_gone", "misc", &[("x", tally_uapi::kstat::KSTAT_DATA_UINT64)])
+        let kid = crate::stats::create_named("tally", 0, "abi_gone", "misc", &[("x", tally_uapi::kstat::KSTAT_DATA_UINT64)])
             .map_err(|_| "cannot create a kstat")?;
-        crate::kstats::delete(kid).map_err(|_| "cannot delete the kstat")?;
-        let before = crate::kstats::chain_id();
+        crate::stats::delete(kid).map_err(|_| "cannot delete the kstat")?;
+        let before = crate::stats::chain_id();
         let r = run("kstat_abi", kid as u64)?;
         println!(
             "user_kstat: kstat_abi (deleted KID {kid}) status {:#x}; chain id {before} -> {}",
             r.status.raw(),
-            crate::kstats::chain_id()
+            crate::stats::chain_id()
         );
         expect_exit(&r, 0)?;
         println!("user_kstat: ENOMEM with the size needed, ENXIO for gone KIDs, EFAULT, fresh snaptimes, a stale chain detected by its KCID");
@@ -42,7 +44,7 @@ pub fn kstat() -> Result<(), &'static str> {
 
 fn mem_line(what: &str, r: &WaitResult) {
     let m = &r.totals.mem;
-    let clock = crate::time::clock();
+    let clock = crate::base::time::clock();
     println!(
         "{what}: pid {} minflt {}, hiwater RSS {} KiB, hiwater VM {} KiB, coremem {} MB-us, virtmem {} MB-us, CPU {} us",
         r.pid,
@@ -98,8 +100,8 @@ pub fn memory() -> Result<(), &'static str> {
             return Err("a PROT_NONE region could be touched");
         }
         const PAGES: u64 = 256;
-        let pid = task::spawn_program("/bin/memhog", &[b"memhog", b"256"]).map_err(|_| "spawn /bin/memhog failed")?;
-        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        let pid = proc::spawn_program("/bin/memhog", &[b"memhog", b"256"]).map_err(|_| "spawn /bin/memhog failed")?;
+        let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         expect_exit(&r, 0)?;
         mem_line("user_memory: memhog 256", &r);
         let m = &r.totals.mem;
@@ -128,14 +130,14 @@ pub fn privileges() -> Result<(), &'static str> {
         let (pid, _vm) = start("privs", 0)?;
         let mut zombie = false;
         for _ in 0..5_000 {
-            if task::is_zombie(pid) {
+            if proc::is_zombie(pid) {
                 zombie = true;
                 break;
             }
-            task::sleep_ns(1_000_000);
+            sched::sleep_ns(1_000_000);
         }
-        let asu = task::superuser_used(pid);
-        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        let asu = proc::superuser_used(pid);
+        let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         let c = &r.totals.counters;
         println!(
             "user_privs: pid {} status {:#x}; ASU (used root privilege) {:?}; {} voluntary, {} involuntary context switches",
@@ -153,7 +155,7 @@ pub fn privileges() -> Result<(), &'static str> {
             return Err("five sleeps did not count five voluntary context switches");
         }
         // And the kernel-side rules directly: a kernel thread (init, uid 0).
-        if task::set_scheduler(0, 7, 0) != Err(EINVAL) {
+        if proc::set_scheduler(0, 7, 0) != Err(EINVAL) {
             return Err("an unknown policy was accepted");
         }
         println!("user_privs: root lowers nice and sets SCHED_FIFO; uid 1000 gets EACCES/EPERM and may not become root again");
@@ -191,18 +193,18 @@ pub fn read() -> Result<(), &'static str> {
     const INPUT: &[u8] = b"hello\rworld\r\x04";
     frames_unchanged("user_read", || {
         crate::drivers::tty::discard();
-        let irqs = crate::irq::count(crate::drivers::tty::COM1_LINE);
+        let irqs = crate::irq::count(crate::drivers::tty::IRQ_LINE);
         // Nothing may print while the UART loops its output back to its input.
         hal::serial::set_loopback(true);
         hal::serial::send_raw(INPUT);
         let mut waited = 0;
         while crate::drivers::tty::pending() < INPUT.len() && waited < 1000 {
-            task::sleep_ns(1_000_000);
+            sched::sleep_ns(1_000_000);
             waited += 1;
         }
         hal::serial::set_loopback(false);
         let got = crate::drivers::tty::pending();
-        let irqs = crate::irq::count(crate::drivers::tty::COM1_LINE) - irqs;
+        let irqs = crate::irq::count(crate::drivers::tty::IRQ_LINE) - irqs;
         let (received, dropped) = crate::drivers::tty::stats();
         println!(
             "user_read: {} bytes typed through the UART's loopback arrived with {irqs} IRQ 4 interrupt(s) ({received} received since boot, {dropped} dropped)",
@@ -211,8 +213,8 @@ pub fn read() -> Result<(), &'static str> {
         if got != INPUT.len() || irqs == 0 {
             return Err("the input did not arrive through the receive interrupt");
         }
-        let pid = task::spawn_program("/bin/io", &[b"io", b"-r", b"100"]).map_err(|_| "spawn /bin/io failed")?;
-        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        let pid = proc::spawn_program("/bin/io", &[b"io", b"-r", b"100"]).map_err(|_| "spawn /bin/io failed")?;
+        let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         let c = &r.totals.counters;
         println!(
             "user_read: io -r 100: status {:#x}; rchar {}, syscr {}; INTERRUPTIBLE_SLEEP {} us",
@@ -235,11 +237,11 @@ pub fn fuzz() -> Result<(), &'static str> {
     const CALLS: &[u8] = b"30000";
     frames_unchanged("syscall_fuzz", || {
         for seed in [b"20261121".as_slice(), b"1", b"4242"] {
-            let t0 = crate::time::monotonic_ns().unwrap_or(0);
-            let pid = task::spawn_program("/bin/syscall_fuzz", &[b"syscall_fuzz", seed, CALLS])
+            let t0 = crate::base::time::monotonic_ns().unwrap_or(0);
+            let pid = proc::spawn_program("/bin/syscall_fuzz", &[b"syscall_fuzz", seed, CALLS])
                 .map_err(|_| "spawn /bin/syscall_fuzz failed")?;
-            let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
-            let ms = (crate::time::monotonic_ns().unwrap_or(0) - t0) / 1_000_000;
+            let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
+            let ms = (crate::base::time::monotonic_ns().unwrap_or(0) - t0) / 1_000_000;
             println!("syscall_fuzz: pid {} status {:#x} after {ms} ms", r.pid, r.status.raw());
             expect_exit(&r, 0)?;
         }
@@ -258,8 +260,8 @@ pub fn fuzz() -> Result<(), &'static str> {
 pub fn split() -> Result<(), &'static str> {
     let mut clocks = [[0u64; tally_microstate::NR_MICROSTATES]; 2];
     for (i, argv) in [&[&b"spin"[..], b"300"][..], &[b"spin", b"-s", b"300"]].into_iter().enumerate() {
-        let pid = task::spawn_program("/bin/spin", argv).map_err(|_| "spawn /bin/spin failed")?;
-        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        let pid = proc::spawn_program("/bin/spin", argv).map_err(|_| "spawn /bin/spin failed")?;
+        let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         clocks[i] = r.totals.msa;
         println!(
             "user_split: spin{}: ONCPU_USR {} us, ONCPU_SYS {} us",

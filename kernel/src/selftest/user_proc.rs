@@ -18,8 +18,10 @@ use super::user::{expect_exit, frames_unchanged, run, start, t, us};
 use super::programs::{
     AREA_CHILD_PID, AREA_DONE, AREA_GO, AREA_MSA_A, AREA_MSA_B, AREA_RUSAGE, AREA_TIDS, RESULT_AREA,
 };
-use crate::task::vm::Vm;
-use crate::task::{self, WaitResult};
+use crate::proc::vm::Vm;
+use crate::proc::WaitResult;
+use crate::{acct, sched};
+use crate::proc;
 
 fn read_u64(vm: &Vm, offset: u64) -> Result<u64, &'static str> {
     let mut b = [0u8; 8];
@@ -38,15 +40,15 @@ fn read_msa(vm: &Vm, offset: u64) -> Result<MsaTimes, &'static str> {
 /// Wait until program `pid` has set its *done* word (or has died: its status is reported).
 pub(super) fn await_done(pid: i32, vm: &Vm) -> Result<(), &'static str> {
     for _ in 0..10_000 {
-        if task::is_zombie(pid) {
-            let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        if proc::is_zombie(pid) {
+            let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
             println!("  pid {} ended early with status {:#x}", r.pid, r.status.raw());
             return Err("the program failed a check before reporting");
         }
         if read_u64(vm, AREA_DONE)? == 1 {
             return Ok(());
         }
-        task::sleep_ns(1_000_000);
+        sched::sleep_ns(1_000_000);
     }
     Err("the program never reported")
 }
@@ -57,7 +59,7 @@ pub(super) fn release(vm: &Vm) -> Result<(), &'static str> {
 }
 
 fn ns(ticks: u64) -> u64 {
-    crate::time::clock().ticks_to_ns(ticks)
+    crate::base::time::clock().ticks_to_ns(ticks)
 }
 
 fn sum_msa<'a>(it: impl Iterator<Item = &'a MsaTimes>) -> MsaTimes {
@@ -73,14 +75,14 @@ fn sum_msa<'a>(it: impl Iterator<Item = &'a MsaTimes>) -> MsaTimes {
 /// `spawn` from the kernel side and from user space: arguments arrive, errors are right.
 pub fn spawn() -> Result<(), &'static str> {
     frames_unchanged("user_spawn", || {
-        let pid = task::spawn_program("/bin/hello", &[b"hello", b"one", b"two"]).map_err(|_| "spawn /bin/hello failed")?;
-        let comm = task::snapshot()
+        let pid = proc::spawn_program("/bin/hello", &[b"hello", b"one", b"two"]).map_err(|_| "spawn /bin/hello failed")?;
+        let comm = acct::snapshot()
             .tasks
             .iter()
             .find(|(p, ..)| *p == pid)
             .map(|(_, comm, ..)| *comm)
             .ok_or("the spawned task is not in the table")?;
-        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         println!(
             "user_spawn: /bin/hello as pid {pid}, comm \"{}\", status {:#x}",
             core::str::from_utf8(&comm).unwrap_or("?").trim_end_matches('\0'),
@@ -99,7 +101,7 @@ pub fn spawn() -> Result<(), &'static str> {
             ("/bin/hello", &[&big], E2BIG),
         ];
         for (path, argv, want) in cases {
-            match task::spawn_program(path, argv) {
+            match proc::spawn_program(path, argv) {
                 Err(e) if e == want => {}
                 Err(e) => {
                     println!("  spawn {path:?}: errno {e}, expected {want}");
@@ -118,28 +120,28 @@ pub fn spawn() -> Result<(), &'static str> {
 /// 1000 × spawn + exit + wait4 of a small program, from ring 3: frames back to baseline.
 pub fn stress() -> Result<(), &'static str> {
     const N: u64 = 1000;
-    let frames_before = crate::mm::stats().frames_in_use;
+    let frames_before = crate::base::memory::stats().frames_in_use;
     frames_unchanged("spawn_stress", || {
-        let t0 = crate::time::monotonic_ns().unwrap_or(0);
+        let t0 = crate::base::time::monotonic_ns().unwrap_or(0);
         let r = run("spawner", N)?;
-        let ms = (crate::time::monotonic_ns().unwrap_or(0) - t0) / 1_000_000;
+        let ms = (crate::base::time::monotonic_ns().unwrap_or(0) - t0) / 1_000_000;
         println!("spawn_stress: {N} spawn/exit/wait4 cycles of /bin/hello in {ms} ms, status {:#x}", r.status.raw());
         expect_exit(&r, 0)?;
         // The kernel heap reaches a steady state (the exit-record log is full by now): 200
         // more cycles must not make it grow.
         super::user::settle();
-        let heap = crate::mm::stats().heap_bytes;
+        let heap = crate::base::memory::stats().heap_bytes;
         let r = run("spawner", 200)?;
         expect_exit(&r, 0)?;
         super::user::settle();
-        let heap2 = crate::mm::stats().heap_bytes;
+        let heap2 = crate::base::memory::stats().heap_bytes;
         println!("spawn_stress: kernel heap {heap} bytes, {heap2} after 200 more cycles");
         if heap2 > heap + 4096 {
             return Err("the kernel heap grows with every spawned process");
         }
         Ok(())
     })?;
-    println!("spawn_stress: frames in use {} before the first test program, {} now", frames_before, crate::mm::stats().frames_in_use);
+    println!("spawn_stress: frames in use {} before the first test program, {} now", frames_before, crate::base::memory::stats().frames_in_use);
     Ok(())
 }
 
@@ -153,9 +155,9 @@ pub fn wait4() -> Result<(), &'static str> {
         let mut ru = [0u8; Rusage::SIZE];
         vm.read(RESULT_AREA + AREA_RUSAGE, &mut ru).map_err(|_| "cannot read the rusage")?;
         let seen_ru = Rusage::from_bytes(&ru);
-        let kernel = task::children_totals(Some(pid)).map_err(|_| "no children total")?;
+        let kernel = acct::children_totals(Some(pid)).map_err(|_| "no children total")?;
         release(&vm)?;
-        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         expect_exit(&r, 0)?;
         println!(
             "user_wait4: waiter pid {pid} reaped /bin/spin (pid {child}): ru_utime {}.{:06} s, ru_stime {}.{:06} s, maxrss {} KiB, minflt {}, nvcsw {}, nivcsw {}",
@@ -175,7 +177,7 @@ pub fn wait4() -> Result<(), &'static str> {
         if seen_msa[..] != want[..] {
             return Err("msa(MSA_CHILDREN) differs from the kernel's children total");
         }
-        let records = task::recent_exits(child);
+        let records = proc::recent_exits(child);
         let exited = sum_msa(records.iter().map(|r| &r.totals.msa));
         println!(
             "user_wait4: msa(MSA_CHILDREN) = the children total to the ns; = the sum of {} exit record(s) of pid {child} to the tick",
@@ -214,10 +216,10 @@ fn expect_status(r: &WaitResult, what: &str, exited: Option<i32>, signal: Option
 
 /// Run `threads` in `mode` to its end: the status, how long it took, its exit records.
 fn threads_mode(mode: u64, what: &str, exited: Option<i32>, signal: Option<i32>, threads: usize) -> Result<(), &'static str> {
-    let t0 = crate::time::monotonic_ns().unwrap_or(0);
+    let t0 = crate::base::time::monotonic_ns().unwrap_or(0);
     let r = run("threads", mode)?;
-    let ms = (crate::time::monotonic_ns().unwrap_or(0) - t0) / 1_000_000;
-    let records = task::recent_exits(r.pid);
+    let ms = (crate::base::time::monotonic_ns().unwrap_or(0) - t0) / 1_000_000;
+    let records = proc::recent_exits(r.pid);
     println!("user_threads: {what}: status {:#x} after {ms} ms; {} thread exit(s) recorded", r.status.raw(), records.len());
     expect_status(&r, what, exited, signal)?;
     if ms > 2_000 {
@@ -239,14 +241,14 @@ pub fn threads() -> Result<(), &'static str> {
         // Mode 0: three workers, then MSA_SELF / MSA_THREAD with the process still alive.
         let (pid, vm) = start("threads", 0)?;
         await_done(pid, &vm)?;
-        let b = task::msa_breakdown(pid).map_err(|_| "no such process")?;
+        let b = acct::msa_breakdown(pid).map_err(|_| "no such process")?;
         let seen_self = read_msa(&vm, AREA_MSA_A)?;
         let seen_thread = read_msa(&vm, AREA_MSA_B)?;
         let tids: Vec<u64> = (0..3).map(|i| read_u64(&vm, AREA_TIDS + 8 * i)).collect::<Result<_, _>>()?;
-        let records = task::recent_exits(pid);
+        let records = proc::recent_exits(pid);
         // The memory numbers: the RSS counted at every map/unmap is what the page tables
         // hold, and the process's usage reports it.
-        let usage = task::process_usage(pid).map_err(|_| "no usage for the process")?;
+        let usage = acct::process_usage(pid).map_err(|_| "no usage for the process")?;
         let (rss, walked) = (vm.rss(), vm.mapped_pages());
         println!(
             "user_threads: RSS {rss} pages (page-table walk: {walked}), usage RSS {} / VM {} pages, {} minor faults so far",
@@ -256,13 +258,13 @@ pub fn threads() -> Result<(), &'static str> {
             return Err("the RSS counter disagrees with the page tables");
         }
         // What proc_stat (prstat) reports: the one live thread of the process, by name.
-        let (stats, _) = task::task_stats();
+        let (stats, _) = acct::task_stats();
         let mine: Vec<_> = stats.iter().filter(|s| s.tgid == pid).collect();
         if mine.len() != 1 || mine[0].pid != pid || &mine[0].comm[..8] != b"threads\0" || mine[0].zombie {
             return Err("task_stats does not show the process's live thread");
         }
         release(&vm)?;
-        let r = task::wait(Some(pid)).map_err(|_| "wait failed")?;
+        let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         expect_exit(&r, 0)?;
         println!("user_threads: pid {pid} ran workers {tids:?}; {} exited, {} live at the snapshot", records.len(), b.live.len());
         if records.len() != 3 || b.live.len() != 1 || tids.iter().any(|&t| t == pid as u64 || t == 0) {
@@ -277,7 +279,7 @@ pub fn threads() -> Result<(), &'static str> {
             return Err("MSA_SELF is not exactly the dead threads' exit clocks plus the live thread's");
         }
         println!("user_threads: MSA_SELF = exit clocks of 3 threads + the live thread's clocks, to the tick");
-        let all = task::recent_exits(pid);
+        let all = proc::recent_exits(pid);
         if all.len() != 4 || sum_msa(all.iter().map(|r| &r.totals.msa)) != r.totals.msa {
             return Err("at exit, the process total is not the sum of its 4 threads' exit clocks");
         }

@@ -19,9 +19,9 @@ use alloc::vec;
 use tally_uapi::errno::{EINTR, EINVAL, ENODEV};
 use tally_uapi::syscall::{BLK_MAX_SECTORS, BLK_SECTOR_SIZE};
 
-use super::{uaccess, Args, SysResult};
+use super::{usercopy, Args, SysResult};
 use crate::drivers::ata;
-use crate::task;
+use crate::sched;
 
 /// Sectors per driver request (an 8 KiB kernel buffer).
 const PIECE: u64 = 16;
@@ -48,24 +48,24 @@ fn transfer(a: &Args, write: bool) -> SysResult {
     }
     let bytes = sectors * BLK_SECTOR_SIZE as u64;
     // Reading the disk writes user memory, and the other way round.
-    uaccess::check(addr, bytes, !write)?;
+    usercopy::check(addr, bytes, !write)?;
     let mut buf = vec![0u8; (PIECE as usize) * BLK_SECTOR_SIZE];
     let mut done = 0;
     while done < sectors {
-        if task::kill_pending() {
+        if sched::kill_pending() {
             return Err(EINTR);
         }
         let n = PIECE.min(sectors - done);
         let piece = &mut buf[..n as usize * BLK_SECTOR_SIZE];
         let at = addr + done * BLK_SECTOR_SIZE as u64;
         if write {
-            uaccess::copy_from_user(at, piece)?;
+            usercopy::copy_from_user(at, piece)?;
             disk.write(lba + done, piece).map_err(|e| e.errno())?;
         } else {
             disk.read(lba + done, piece).map_err(|e| e.errno())?;
-            uaccess::copy_to_user(at, piece)?;
+            usercopy::copy_to_user(at, piece)?;
         }
-        task::account_blocks(n, write);
+        sched::account_blocks(n, write);
         done += n;
     }
     Ok(sectors)

@@ -2,7 +2,7 @@
 //!
 //! There is no file system: a descriptor names the console (0, 1 and 2 of a process the
 //! kernel starts), a pipe end, or a bus socket (`read`/`write` on a socket are `recv`/`send`,
-//! see `socket.rs`, and are counted as reads and writes, which `recvfrom`/`sendto` are not).
+//! see `netlink.rs`, and are counted as reads and writes, which `recvfrom`/`sendto` are not).
 //!
 //! **read(console, buf, count)** takes what has been typed (`crate::drivers::tty`: sleeps until
 //! at least one byte is there; `^D` is end of input). The buffer is validated (writable)
@@ -26,13 +26,13 @@
 use alloc::sync::Arc;
 use tally_uapi::errno::{EBADF, EINVAL};
 
-use super::{int_arg, uaccess, Args, SysResult};
+use super::{int_arg, usercopy, Args, SysResult};
 use crate::file::{pipe, OpenFile};
-use crate::task;
+use crate::{proc, sched};
 
 /// The open file behind the caller's descriptor `fd`.
 pub fn file(fd: i32) -> Result<Arc<OpenFile>, i32> {
-    task::current_files().ok_or(EBADF)?.get(fd)
+    proc::current_files().ok_or(EBADF)?.get(fd)
 }
 
 /// At most this much per `read` call is taken from the console buffer.
@@ -45,15 +45,15 @@ pub fn read(a: &Args) -> SysResult {
     if let OpenFile::Socket(sock) = &*f {
         // `read` on a socket is a `read` (Linux's vfs_read counts it): accounted here, not
         // in `recv_into`, which `recvfrom` shares.
-        let n = super::socket::recv_into(sock, addr, count, 0)?;
-        task::account_read(n);
+        let n = super::netlink::recv_into(sock, addr, count, 0)?;
+        sched::account_read(n);
         return Ok(n);
     }
     if count == 0 {
         return Ok(0);
     }
     let want = count.min(READ_PIECE as u64) as usize;
-    uaccess::check(addr, want as u64, true)?;
+    usercopy::check(addr, want as u64, true)?;
     let mut buf = [0u8; READ_PIECE];
     let n = match &*f {
         OpenFile::Console => crate::drivers::tty::read(&mut buf[..want])?,
@@ -62,8 +62,8 @@ pub fn read(a: &Args) -> SysResult {
     };
     // The bytes are out of the console buffer now; if the memory went away meanwhile (another
     // thread unmapped it), they are lost, as Linux loses them in the same case.
-    uaccess::copy_to_user(addr, &buf[..n])?;
-    task::account_read(n as u64);
+    usercopy::copy_to_user(addr, &buf[..n])?;
+    sched::account_read(n as u64);
     Ok(n as u64)
 }
 
@@ -81,18 +81,18 @@ pub fn write(a: &Args) -> SysResult {
         OpenFile::PipeWriter(w) => return write_pipe(w, addr, count),
         OpenFile::Socket(sock) => {
             // Counted as a `write` (Linux's vfs_write), unlike `sendto` on the same socket.
-            let n = super::socket::send_from(sock, addr, count)?;
-            task::account_write(n);
+            let n = super::netlink::send_from(sock, addr, count)?;
+            sched::account_write(n);
             return Ok(n);
         }
         _ => return Err(EBADF),
     }
-    uaccess::check(addr, count, false)?;
+    usercopy::check(addr, count, false)?;
     let mut buf = [0u8; PIECE];
     let (mut done, mut kept) = (0u64, 0usize);
     while done < count {
         let n = ((PIECE - kept) as u64).min(count - done) as usize;
-        if let Err(e) = uaccess::copy_from_user(addr + done, &mut buf[kept..kept + n]) {
+        if let Err(e) = usercopy::copy_from_user(addr + done, &mut buf[kept..kept + n]) {
             // Unmapped since the check (another thread): a short write, as far as it got.
             if done == 0 {
                 return Err(e);
@@ -105,14 +105,14 @@ pub fn write(a: &Args) -> SysResult {
         buf.copy_within(filled - tail..filled, 0);
         kept = tail;
     }
-    task::account_write(done);
+    sched::account_write(done);
     Ok(done)
 }
 
 /// `write` on a pipe: copied in pieces of at most `PIPE_BUF_SIZE` (so a write that fits in
 /// `PIPE_BUF` goes in whole, atomically).
 fn write_pipe(w: &pipe::Writer, addr: u64, count: u64) -> SysResult {
-    uaccess::check(addr, count, false)?;
+    usercopy::check(addr, count, false)?;
     // Small writes (a token, a line) use a small buffer: zeroing a page per call would cost
     // more than the copy.
     let (mut small, mut big) = ([0u8; 256], alloc::vec::Vec::new());
@@ -125,7 +125,7 @@ fn write_pipe(w: &pipe::Writer, addr: u64, count: u64) -> SysResult {
     let mut done = 0u64;
     while done < count {
         let n = (count - done).min(buf.len() as u64) as usize;
-        if let Err(e) = uaccess::copy_from_user(addr + done, &mut buf[..n]) {
+        if let Err(e) = usercopy::copy_from_user(addr + done, &mut buf[..n]) {
             if done == 0 {
                 return Err(e);
             }
@@ -142,22 +142,22 @@ fn write_pipe(w: &pipe::Writer, addr: u64, count: u64) -> SysResult {
             Err(_) => break,
         }
     }
-    task::account_write(done);
+    sched::account_write(done);
     Ok(done)
 }
 
 /// `write` on `/dev/ttyS1`: the bytes go out on COM2 unchanged.
 fn write_serial2(addr: u64, count: u64) -> SysResult {
-    uaccess::check(addr, count, false)?;
+    usercopy::check(addr, count, false)?;
     let mut buf = [0u8; 256];
     let mut done = 0u64;
     while done < count {
         let n = (count - done).min(buf.len() as u64) as usize;
-        uaccess::copy_from_user(addr + done, &mut buf[..n])?;
+        usercopy::copy_from_user(addr + done, &mut buf[..n])?;
         hal::serial::com2_write(&buf[..n]);
         done += n as u64;
     }
-    task::account_write(done);
+    sched::account_write(done);
     Ok(done)
 }
 
@@ -170,7 +170,7 @@ const O_WRONLY: u64 = 0o1;
 /// `EACCES` otherwise; `ENXIO` if the machine has no COM2). Anything else is `ENOENT`.
 pub fn open(a: &Args) -> SysResult {
     let (path, flags) = (a[0], a[1]);
-    let name = uaccess::str_from_user(path, tally_uapi::syscall::SPAWN_PATH_MAX)?;
+    let name = usercopy::str_from_user(path, tally_uapi::syscall::SPAWN_PATH_MAX)?;
     let file = match name.as_slice() {
         b"/dev/console" => OpenFile::Console,
         b"/dev/ttyS1" if flags & O_ACCMODE != O_WRONLY => return Err(tally_uapi::errno::EACCES),
@@ -178,7 +178,7 @@ pub fn open(a: &Args) -> SysResult {
         b"/dev/ttyS1" => OpenFile::Serial2,
         _ => return Err(tally_uapi::errno::ENOENT),
     };
-    Ok(task::current_files().ok_or(EBADF)?.install(file)? as u64)
+    Ok(proc::current_files().ok_or(EBADF)?.install(file)? as u64)
 }
 
 /// `O_CLOEXEC` for `pipe2` (Linux's value).
@@ -190,8 +190,8 @@ pub fn pipe2(a: &Args) -> SysResult {
     if flags & !O_CLOEXEC != 0 {
         return Err(EINVAL);
     }
-    let files = task::current_files().ok_or(EBADF)?;
-    uaccess::check(addr, 8, true)?;
+    let files = proc::current_files().ok_or(EBADF)?;
+    usercopy::check(addr, 8, true)?;
     let (r, w) = pipe::new();
     let rfd = files.install(OpenFile::PipeReader(r))?;
     let wfd = match files.install(OpenFile::PipeWriter(w)) {
@@ -204,7 +204,7 @@ pub fn pipe2(a: &Args) -> SysResult {
     let mut out = [0u8; 8];
     out[..4].copy_from_slice(&rfd.to_le_bytes());
     out[4..].copy_from_slice(&wfd.to_le_bytes());
-    if let Err(e) = uaccess::copy_to_user(addr, &out) {
+    if let Err(e) = usercopy::copy_to_user(addr, &out) {
         let _ = files.close(rfd);
         let _ = files.close(wfd);
         return Err(e);
@@ -214,7 +214,7 @@ pub fn pipe2(a: &Args) -> SysResult {
 
 /// `close(fd)`.
 pub fn close(a: &Args) -> SysResult {
-    task::current_files().ok_or(EBADF)?.close(int_arg(a[0]))?;
+    proc::current_files().ok_or(EBADF)?.close(int_arg(a[0]))?;
     Ok(0)
 }
 

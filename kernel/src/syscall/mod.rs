@@ -15,32 +15,32 @@
 //! 4. [`leave`], with interrupts off: the running microstate becomes ONCPU_USR.
 //!
 //! Handlers live one file per concern: `io.rs` (read, write, pipe2, close: descriptors),
-//! `socket.rs` (bus sockets), `process.rs`
-//! (ids, uid, exit), `spawn.rs` (spawn, thread_create), `wait.rs` (wait4 and its rusage),
-//! `sched.rs` (yield, sleep, nice, policy), `time.rs` (clocks), `mem.rs` (brk, mmap,
-//! munmap), `msa.rs` (microstate times), `kstat.rs` (the kstat chain), `blk.rs` (raw disk
-//! sectors), `procstat.rs` (every thread's accounting at once, for `prstat`). Every handler
-//! validates its arguments and reaches user memory only through `uaccess.rs`: nothing a
+//! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `spawn.rs` (spawn,
+//! thread_create), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
+//! policy), `clock_gettime.rs` (clocks), `mmap.rs` (brk, mmap, munmap), `msa.rs`
+//! (microstate times), `kstat_read.rs` (the kstat chain), `blk.rs` (raw disk sectors),
+//! `procstat.rs` (every thread's accounting at once, for `prstat`). Every handler validates
+//! its arguments and reaches user memory only through `usercopy.rs`: nothing a
 //! user program passes can make the kernel fault or panic — at worst the call fails with
 //! `-errno`. The contracts are documented for user space in `tally_uapi::syscall`, `::msa`,
 //! `::kstat` and `::procstat`.
 //!
 //! One more thing happens on the way out of every call: if another thread of the process
 //! called `exit_group` (or died of a signal) meanwhile, this thread exits instead of
-//! returning (`task::return_to_user`, see `task/lifecycle.rs`).
+//! returning (`proc::return_to_user`, see `proc/exit.rs`).
 
 mod blk;
+mod clock_gettime;
 mod io;
-mod kstat;
-mod mem;
+mod kstat_read;
+mod mmap;
 mod msa;
+mod netlink;
 mod process;
 mod procstat;
-mod sched;
-mod socket;
+mod scheduling;
 mod spawn;
-mod time;
-pub mod uaccess;
+pub mod usercopy;
 mod wait;
 
 pub use wait::rusage;
@@ -50,7 +50,7 @@ use tally_uapi::syscall::*;
 
 pub use hal::syscall_entry::SyscallFrame;
 use hal::address_space::USER_END;
-use crate::task;
+use crate::{proc, sched};
 
 /// The six argument registers, in ABI order (`rdi rsi rdx r10 r8 r9`).
 pub type Args = [u64; 6];
@@ -69,17 +69,17 @@ pub static TABLE: [Option<(&str, Handler)>; NR_SYSCALLS] = {
     t[SYS_OPEN] = Some(("open", io::open));
     t[SYS_CLOSE] = Some(("close", io::close));
     t[SYS_PIPE2] = Some(("pipe2", io::pipe2));
-    t[SYS_SOCKET] = Some(("socket", socket::socket));
-    t[SYS_SENDTO] = Some(("sendto", socket::sendto));
-    t[SYS_RECVFROM] = Some(("recvfrom", socket::recvfrom));
-    t[SYS_BIND] = Some(("bind", socket::bind));
-    t[SYS_SETSOCKOPT] = Some(("setsockopt", socket::setsockopt));
-    t[SYS_GETSOCKOPT] = Some(("getsockopt", socket::getsockopt));
-    t[SYS_MMAP] = Some(("mmap", mem::mmap));
-    t[SYS_MUNMAP] = Some(("munmap", mem::munmap));
-    t[SYS_BRK] = Some(("brk", mem::brk));
-    t[SYS_SCHED_YIELD] = Some(("sched_yield", sched::sched_yield));
-    t[SYS_NANOSLEEP] = Some(("nanosleep", sched::nanosleep));
+    t[SYS_SOCKET] = Some(("socket", netlink::socket));
+    t[SYS_SENDTO] = Some(("sendto", netlink::sendto));
+    t[SYS_RECVFROM] = Some(("recvfrom", netlink::recvfrom));
+    t[SYS_BIND] = Some(("bind", netlink::bind));
+    t[SYS_SETSOCKOPT] = Some(("setsockopt", netlink::setsockopt));
+    t[SYS_GETSOCKOPT] = Some(("getsockopt", netlink::getsockopt));
+    t[SYS_MMAP] = Some(("mmap", mmap::mmap));
+    t[SYS_MUNMAP] = Some(("munmap", mmap::munmap));
+    t[SYS_BRK] = Some(("brk", mmap::brk));
+    t[SYS_SCHED_YIELD] = Some(("sched_yield", scheduling::sched_yield));
+    t[SYS_NANOSLEEP] = Some(("nanosleep", scheduling::nanosleep));
     t[SYS_GETPID] = Some(("getpid", process::getpid));
     t[SYS_EXIT] = Some(("exit", process::exit));
     t[SYS_WAIT4] = Some(("wait4", wait::wait4));
@@ -87,16 +87,16 @@ pub static TABLE: [Option<(&str, Handler)>; NR_SYSCALLS] = {
     t[SYS_GETUID] = Some(("getuid", process::getuid));
     t[SYS_SETUID] = Some(("setuid", process::setuid));
     t[SYS_GETPPID] = Some(("getppid", process::getppid));
-    t[SYS_SETPRIORITY] = Some(("setpriority", sched::setpriority));
-    t[SYS_SCHED_SETSCHEDULER] = Some(("sched_setscheduler", sched::sched_setscheduler));
+    t[SYS_SETPRIORITY] = Some(("setpriority", scheduling::setpriority));
+    t[SYS_SCHED_SETSCHEDULER] = Some(("sched_setscheduler", scheduling::sched_setscheduler));
     t[SYS_GETTID] = Some(("gettid", process::gettid));
-    t[SYS_CLOCK_GETTIME] = Some(("clock_gettime", time::clock_gettime));
+    t[SYS_CLOCK_GETTIME] = Some(("clock_gettime", clock_gettime::clock_gettime));
     t[SYS_EXIT_GROUP] = Some(("exit_group", process::exit_group));
     t[SYS_SPAWN] = Some(("spawn", spawn::spawn));
     t[SYS_THREAD_CREATE] = Some(("thread_create", spawn::thread_create));
     t[SYS_MSA] = Some(("msa", msa::msa));
-    t[SYS_KSTAT_CHAIN] = Some(("kstat_chain", kstat::kstat_chain));
-    t[SYS_KSTAT_READ] = Some(("kstat_read", kstat::kstat_read));
+    t[SYS_KSTAT_CHAIN] = Some(("kstat_chain", kstat_read::kstat_chain));
+    t[SYS_KSTAT_READ] = Some(("kstat_read", kstat_read::kstat_read));
     t[SYS_BLK_READ] = Some(("blk_read", blk::blk_read));
     t[SYS_BLK_WRITE] = Some(("blk_write", blk::blk_write));
     t[SYS_PROC_STAT] = Some(("proc_stat", procstat::sys_proc_stat));
@@ -117,15 +117,15 @@ const RFLAGS_IF_AND_ONE: u64 = 0x202;
 /// Run the system call in `frame` (steps 1–3 of the module comment). Returns with
 /// interrupts enabled; the stub then disables them and calls [`leave`].
 pub fn entry(frame: &mut SyscallFrame) {
-    task::syscall_entered();
+    sched::syscall_entered();
     hal::cpu::enable_interrupts();
     frame.rax = dispatch(frame) as u64;
-    task::preempt_if_needed();
+    sched::preempt_if_needed();
     // What sysretq will load must be a user context: a handler that rewrote the frame
     // (exec, signals — later) must not send the CPU anywhere else.
     if frame.rip >= USER_END {
         log::warn!("syscall return to non-user rip {:#x}: killing the task", frame.rip);
-        task::exit_signaled(crate::trap::SIGSEGV);
+        proc::exit_signaled(crate::trap::SIGSEGV);
     }
     frame.rflags = (frame.rflags & USER_RFLAGS_MASK) | RFLAGS_IF_AND_ONE;
 }
@@ -134,7 +134,7 @@ pub fn entry(frame: &mut SyscallFrame) {
 /// process is being killed, in which case the thread exits here. (Checked with interrupts
 /// off, so no `exit_group` can slip in between the check and the return to user mode.)
 pub fn leave(_frame: &mut SyscallFrame) {
-    task::return_to_user();
+    proc::return_to_user();
 }
 
 /// Call the handler for `frame`'s number with its arguments; `-errno` on failure.

@@ -8,15 +8,15 @@
 //! unknown → `EINVAL`; `timers` not writable for `8 × ntimers` bytes → `EFAULT`, nothing
 //! written. Returns 0.
 //!
-//! The kernel keeps clocks in TSC ticks (`task::msa_of`, one TSC read for the whole
+//! The kernel keeps clocks in TSC ticks (`acct::msa_of`, one TSC read for the whole
 //! answer); each is converted to nanoseconds here, on the way out.
 
 use tally_microstate::NR_MICROSTATES;
 use tally_uapi::errno::EINVAL;
 use tally_uapi::msa::{MSA_CHILDREN, MSA_SELF, MSA_THREAD};
 
-use super::{int_arg, uaccess, Args, SysResult};
-use crate::task::{self, MsaWhich};
+use super::{int_arg, usercopy, Args, SysResult};
+use crate::acct::{self, MsaWhich};
 
 pub fn msa(a: &Args) -> SysResult {
     let (ntimers, which, addr) = (int_arg(a[0]), int_arg(a[1]), a[2]);
@@ -34,11 +34,11 @@ pub fn msa(a: &Args) -> SysResult {
     // here stops, pages, or sleeps on futexes or poll; most processes never enter most of
     // the other states), and zero ticks are zero nanoseconds without a division.
     let mut clocks = [0; NR_MICROSTATES];
-    task::msa_of(which, &mut clocks);
-    let clock = crate::time::clock();
+    acct::msa_of(which, &mut clocks);
+    let clock = crate::base::time::clock();
     for t in clocks.iter_mut().filter(|t| **t != 0) {
         *t = clock.ticks_to_ns(*t);
     }
-    uaccess::write_u64s(addr, &clocks[..n])?;
+    usercopy::write_u64s(addr, &clocks[..n])?;
     Ok(0)
 }

@@ -12,39 +12,39 @@
 //! the uid it has (`EPERM`). The rules are in `task/prio.rs`.
 
 use super::{int_arg, Args, SysResult};
-use crate::task;
+use crate::proc;
 
 pub fn getpid(_: &Args) -> SysResult {
-    Ok(task::current_pid() as u64)
+    Ok(proc::current_pid() as u64)
 }
 
 pub fn gettid(_: &Args) -> SysResult {
-    Ok(task::current_tid() as u64)
+    Ok(proc::current_tid() as u64)
 }
 
 pub fn getppid(_: &Args) -> SysResult {
-    Ok(task::current_ppid() as u64)
+    Ok(proc::current_ppid() as u64)
 }
 
 /// `kill(pid, sig)`: see `tally_uapi::signal`.
 pub fn kill(a: &Args) -> SysResult {
-    task::kill(int_arg(a[0]), int_arg(a[1])).map(|()| 0)
+    proc::kill(int_arg(a[0]), int_arg(a[1])).map(|()| 0)
 }
 
 pub fn getuid(_: &Args) -> SysResult {
-    Ok(task::current_uid() as u64)
+    Ok(proc::current_uid() as u64)
 }
 
 /// `setuid(uid)`.
 pub fn setuid(a: &Args) -> SysResult {
-    task::set_uid(int_arg(a[0]) as u32).map(|()| 0)
+    proc::set_uid(int_arg(a[0]) as u32).map(|()| 0)
 }
 
 /// `exit(status)`: only the low 8 bits reach the parent.
 pub fn exit(a: &Args) -> SysResult {
-    task::exit(int_arg(a[0]))
+    proc::exit(int_arg(a[0]))
 }
 
 pub fn exit_group(a: &Args) -> SysResult {
-    task::exit_group(int_arg(a[0]))
+    proc::exit_group(int_arg(a[0]))
 }

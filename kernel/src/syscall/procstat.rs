@@ -23,10 +23,10 @@
 //! threads gives its state at that instant, and two snapshots an interval apart give each
 //! thread's share of exactly that interval — what `prstat` computes.
 //!
-//! The task layer keeps clocks in TSC ticks ([`crate::task::task_stats`]); they become
+//! The task layer keeps clocks in TSC ticks ([`crate::acct::task_stats`]); they become
 //! nanoseconds here, on the way out, as in `msa()`.
 //!
-//! **Counters.** `syscalls` is counted at every system-call entry (`task::syscall_entered`).
+//! **Counters.** `syscalls` is counted at every system-call entry (`sched::syscall_entered`).
 //! `signals` counts the signals the thread received (`task/signal.rs`): SIGCHLD for each
 //! ended child, `kill`s, fatal exceptions.
 //! `minflt`, `majflt` (always 0: no paging), `nvcsw` and `nivcsw` are the task's counters.
@@ -40,8 +40,8 @@ use tally_microstate::NR_MICROSTATES;
 use tally_uapi::errno::EINVAL;
 use tally_uapi::procstat::{ProcStat, PROC_STAT_SIZE};
 
-use super::{uaccess, Args, SysResult};
-use crate::task::{self, TaskStat};
+use super::{usercopy, Args, SysResult};
+use crate::acct::{self, TaskStat};
 
 /// Most records one call may be asked for: more than a 128 TiB user half could hold.
 pub const PROC_STAT_MAX: u64 = (1 << 47) / PROC_STAT_SIZE as u64;
@@ -52,22 +52,22 @@ pub fn sys_proc_stat(a: &Args) -> SysResult {
     if max > PROC_STAT_MAX {
         return Err(EINVAL);
     }
-    let (tasks, now) = task::task_stats();
+    let (tasks, now) = acct::task_stats();
     if max == 0 {
         return Ok(tasks.len() as u64);
     }
     let n = tasks.len().min(max as usize);
     let bytes = n * PROC_STAT_SIZE;
     // Checked before anything is converted or copied: a bad pointer changes nothing.
-    uaccess::check(addr, bytes as u64, true)?;
-    let clock = crate::time::clock();
+    usercopy::check(addr, bytes as u64, true)?;
+    let clock = crate::base::time::clock();
     let now_ns = clock.monotonic_ns(now);
     let mut out = Vec::new();
     out.try_reserve_exact(bytes).map_err(|_| tally_uapi::errno::ENOMEM)?;
     for t in &tasks[..n] {
         encode(&record(t, now_ns, &clock), &mut out);
     }
-    uaccess::copy_to_user(addr, &out)?;
+    usercopy::copy_to_user(addr, &out)?;
     Ok(n as u64)
 }
 

@@ -15,8 +15,8 @@ use tally_loader::stack::ARG_MAX;
 use tally_uapi::errno::{E2BIG, ENAMETOOLONG, ENOENT};
 use tally_uapi::syscall::{SpawnArg, SPAWN_MAX_ARGS, SPAWN_PATH_MAX};
 
-use super::{uaccess, Args, SysResult};
-use crate::task;
+use super::{usercopy, Args, SysResult};
+use crate::proc;
 
 /// `spawn(path, path_len, argv, argc)` → the child's pid.
 pub fn spawn(a: &Args) -> SysResult {
@@ -28,9 +28,9 @@ pub fn spawn(a: &Args) -> SysResult {
         return Err(E2BIG);
     }
     let mut path = alloc::vec![0u8; path_len as usize];
-    uaccess::copy_from_user(path_addr, &mut path)?;
+    usercopy::copy_from_user(path_addr, &mut path)?;
     let mut pairs = alloc::vec![0u8; argc as usize * core::mem::size_of::<SpawnArg>()];
-    uaccess::copy_from_user(argv_addr, &mut pairs)?;
+    usercopy::copy_from_user(argv_addr, &mut pairs)?;
     let mut args: Vec<Vec<u8>> = Vec::with_capacity(argc as usize);
     let mut total = 0u64;
     for p in pairs.chunks_exact(16) {
@@ -41,17 +41,17 @@ pub fn spawn(a: &Args) -> SysResult {
             return Err(E2BIG);
         }
         let mut s = alloc::vec![0u8; len as usize];
-        uaccess::copy_from_user(addr, &mut s)?;
+        usercopy::copy_from_user(addr, &mut s)?;
         args.push(s);
     }
     // A path that is not UTF-8 names nothing in the archive.
     let path = core::str::from_utf8(&path).map_err(|_| ENOENT)?;
     let argv: Vec<&[u8]> = args.iter().map(|s| s.as_slice()).collect();
-    task::spawn_program(path, &argv).map(|pid| pid as u64)
+    proc::spawn_program(path, &argv).map(|pid| pid as u64)
 }
 
 /// `thread_create(entry, stack_top, arg)` → the new thread's id.
 pub fn thread_create(a: &Args) -> SysResult {
     let (entry, stack_top, arg) = (a[0], a[1], a[2]);
-    task::create_thread(entry, stack_top, arg, |ret_slot| uaccess::write_u64(ret_slot, 0)).map(|tid| tid as u64)
+    proc::create_thread(entry, stack_top, arg, |ret_slot| usercopy::write_u64(ret_slot, 0)).map(|tid| tid as u64)
 }

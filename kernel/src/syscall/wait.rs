@@ -16,7 +16,7 @@
 //!   Either may be NULL. Both are checked writable **before** anything is reaped, so a bad
 //!   pointer gives `EFAULT` and leaves the child to be collected by a correct call.
 //!
-//! The rusage fields come from the child's totals (`task::Totals`, harvested from every
+//! The rusage fields come from the child's totals (`proc::Totals`, harvested from every
 //! thread at exit): user time is its ONCPU_USR microstate, system time ONCPU_SYS plus
 //! ONCPU_TRAP (a system call and a page fault are both the kernel working for it),
 //! `ru_maxrss` its resident-set high-water mark in KiB, then faults, blocks and context
@@ -28,8 +28,8 @@ use tally_tasktable::{Accumulate, WaitFor};
 use tally_uapi::errno::EINVAL;
 use tally_uapi::syscall::{Rusage, Timeval, WCONTINUED, WNOHANG, WUNTRACED};
 
-use super::{int_arg, uaccess, Args, SysResult};
-use crate::task::{self, Totals, WaitOptions};
+use super::{int_arg, usercopy, Args, SysResult};
+use crate::proc::{self, Totals, WaitOptions};
 
 const WNOTHREAD: u32 = 0x2000_0000;
 const WALL: u32 = 0x4000_0000;
@@ -48,23 +48,23 @@ pub fn wait4(a: &Args) -> SysResult {
         _ => return Err(EINVAL),
     };
     if status_addr != 0 {
-        uaccess::check(status_addr, 4, true)?;
+        usercopy::check(status_addr, 4, true)?;
     }
     if ru_addr != 0 {
-        uaccess::check(ru_addr, Rusage::SIZE as u64, true)?;
+        usercopy::check(ru_addr, Rusage::SIZE as u64, true)?;
     }
-    let Some(r) = task::wait_child(target, WaitOptions { nohang: options & WNOHANG as u32 != 0 })? else {
+    let Some(r) = proc::wait_child(target, WaitOptions { nohang: options & WNOHANG as u32 != 0 })? else {
         return Ok(0);
     };
     // Checked above; these fail only if another thread unmapped the memory meanwhile, and
     // then the child is gone (as on Linux).
     if status_addr != 0 {
-        uaccess::write_i32(status_addr, r.status.raw())?;
+        usercopy::write_i32(status_addr, r.status.raw())?;
     }
     if ru_addr != 0 {
         let mut both = r.totals.clone();
         both.add(&r.children_total);
-        uaccess::copy_to_user(ru_addr, &rusage(&both).to_bytes())?;
+        usercopy::copy_to_user(ru_addr, &rusage(&both).to_bytes())?;
     }
     Ok(r.pid as u64)
 }
@@ -75,7 +75,7 @@ fn timeval(ns: u64) -> Timeval {
 
 /// The `struct rusage` of some totals (see the module documentation).
 pub fn rusage(t: &Totals) -> Rusage {
-    let clock = crate::time::clock();
+    let clock = crate::base::time::clock();
     let m = &t.msa;
     let user = clock.ticks_to_ns(m[MicroState::OncpuUsr as usize]);
     let sys = clock.ticks_to_ns(m[MicroState::OncpuSys as usize].wrapping_add(m[MicroState::OncpuTrap as usize]));

@@ -1,0 +1,95 @@
+//! The console: `print!`/`println!` and the `log` crate's macros, both on COM1.
+//!
+//! Log lines carry the monotonic time since boot, like Linux's `dmesg`:
+//! `[    0.123456] INFO  message`. The level is set by `loglevel=` on the command line
+//! (error, warn, info, debug, trace).
+
+use core::fmt::{self, Write};
+use spin::Mutex;
+
+
+struct Serial;
+
+impl Write for Serial {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        hal::serial::write_str(s);
+        Ok(())
+    }
+}
+
+/// Held for a whole `print!` so that lines from different contexts do not interleave.
+static CONSOLE: Mutex<Serial> = Mutex::new(Serial);
+
+#[doc(hidden)]
+pub fn _print(args: fmt::Arguments) {
+    hal::cpu::without_interrupts(|| {
+        let _ = CONSOLE.lock().write_fmt(args);
+    });
+}
+
+/// Print from a fault or panic report: never waits for a lock the dying context holds.
+pub fn emergency_print(args: fmt::Arguments) {
+    struct Emergency;
+    impl Write for Emergency {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            hal::serial::write_str_emergency(s);
+            Ok(())
+        }
+    }
+    let _ = Emergency.write_fmt(args);
+}
+
+#[allow(unused_macros)]
+macro_rules! print {
+    ($($arg:tt)*) => ($crate::base::console::_print(format_args!($($arg)*)));
+}
+
+macro_rules! println {
+    () => (print!("\n"));
+    ($($arg:tt)*) => ($crate::base::console::_print(format_args!("{}\n", format_args!($($arg)*))));
+}
+
+struct Logger;
+
+impl log::Log for Logger {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &log::Record) {
+        if self.enabled(record.metadata()) {
+            match super::time::monotonic_ns() {
+                Some(ns) => println!(
+                    "[{:5}.{:06}] {:<5} {}",
+                    ns / 1_000_000_000,
+                    ns % 1_000_000_000 / 1000,
+                    record.level(),
+                    record.args()
+                ),
+                // Before the TSC is calibrated there is no time to show.
+                None => println!("[     -.------] {:<5} {}", record.level(), record.args()),
+            }
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+static LOGGER: Logger = Logger;
+
+pub fn init() {
+    let _ = log::set_logger(&LOGGER);
+    log::set_max_level(log::LevelFilter::Info);
+}
+
+pub fn set_level(name: &str) {
+    let level = match name {
+        "error" => log::LevelFilter::Error,
+        "warn" => log::LevelFilter::Warn,
+        "debug" => log::LevelFilter::Debug,
+        "trace" => log::LevelFilter::Trace,
+        "off" => log::LevelFilter::Off,
+        _ => log::LevelFilter::Info,
+    };
+    log::set_max_level(level);
+}

@@ -1,0 +1,143 @@
+//! # proc — processes: who exists, what they own, how they start and end
+//!
+//! Who exists. This layer holds the task table (`tally_tasktable::TaskTable`: pids, thread
+//! groups, parents and children, zombies, and where the numbers of dead tasks go) behind
+//! its own lock, and what a process owns: its memory map (`vm.rs`) and its descriptors
+//! (`crate::file`). Who *runs* is the scheduler's, one layer down: a task here is a task
+//! there, named by the slot of its `TaskKey`. Lock order: this lock, then the scheduler's.
+//!
+//! Life of a task: created by [`spawn`] (a kernel thread), [`spawn_program`] (a program
+//! from the ramdisk), [`create_thread`] (a thread of the caller's process), or in place by
+//! [`exec_program`] (init becoming `/bin/init`); it ends in [`exit`]/[`exit_group`] (or a
+//! fatal signal), which tells whoever registered for exits (`notify.rs`: the taskstats
+//! bus), and stays a zombie until its parent's [`wait`] reaps it.
+//!
+//! | file | what |
+//! |---|---|
+//! | `spawn.rs` | entering a task in the table and the run queue; kernel threads; init |
+//! | `user.rs`, `exec.rs`, `ramdisk.rs` | user processes: ring 3, a program from the ramdisk, exec in place |
+//! | `threads.rs` | more threads in a process |
+//! | `vm.rs` | a process's memory map: regions, demand-zero paging, `brk`, `mmap` |
+//! | `exit.rs` | exit, `exit_group`, and how the other threads of a process follow |
+//! | `reap.rs` | `wait`: collecting a zombie and what it used |
+//! | `notify.rs` | who hears of exits |
+//! | `cputime.rs` | a process's clocks and CPU time, summed over its threads |
+//! | `ids.rs` | who the running task is; the identity an accounting record carries |
+//! | `signal.rs` | `kill`, SIGCHLD, and counting the signals a task receives |
+//! | `prio.rs` | nice, scheduling policy, uid and the privilege checks |
+
+mod cputime;
+mod exec;
+mod exit;
+mod ids;
+mod notify;
+mod prio;
+pub mod ramdisk;
+mod reap;
+mod signal;
+mod spawn;
+mod threads;
+mod user;
+pub mod vm;
+
+pub use cputime::{current_process_cpu_ticks, on_cpu, ProcessClocks};
+pub use exec::{exec_program, spawn_program};
+pub use exit::{exit, exit_group, exit_if_killed, exit_signaled, recent_exits, return_to_user, ExitLogEntry};
+pub use ids::{current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, ppid, Identity};
+pub use notify::{register_exit_observer, ExitEvent, ExitObserver};
+pub use prio::{set_nice, set_scheduler, set_uid, superuser_used};
+pub use reap::{wait, wait_child, WaitOptions, WaitResult};
+pub use signal::kill;
+pub use spawn::{init, spawn, spawn_thread};
+pub use threads::create_thread;
+pub use user::{current_files, current_vm, exec_user, spawn_user, user_page_fault};
+
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use spin::Mutex;
+use tally_memacct::MemUsage;
+use tally_microstate::{DelayStats, MsaTimes};
+use tally_runqueue::TaskSlot;
+use tally_tasktable::{Accumulate, ExitStatus, TaskKey, TaskTable};
+use tally_taskstats::Counters;
+
+use crate::file::FileTable;
+
+/// What the task table carries for each task: the process-level state. (The CPU-level
+/// state — stack, clocks, counters — is the scheduler's.)
+pub struct Payload {
+    /// A user process's memory, descriptors and where its user mode starts (`None`: a
+    /// kernel thread).
+    user: Option<user::UserContext>,
+    /// On a process's leader: the status of an `exit_group` (or fatal signal) in progress.
+    /// Its other threads have been told to die and exit with it.
+    group_exit: Option<ExitStatus>,
+}
+
+impl Payload {
+    fn kernel() -> Self {
+        Payload { user: None, group_exit: None }
+    }
+
+    /// The process's memory map, if it has a user mode.
+    pub fn vm(&self) -> Option<&Arc<vm::Vm>> {
+        self.user.as_ref().map(|u| u.vm())
+    }
+
+    /// The process's descriptors, if it has a user mode.
+    pub fn files(&self) -> Option<&Arc<FileTable>> {
+        self.user.as_ref().map(|u| u.files())
+    }
+
+    /// Is this a task with a user mode (not a kernel thread)?
+    pub fn is_user(&self) -> bool {
+        self.user.is_some()
+    }
+}
+
+/// The accounting a dead task leaves behind: its microstate clocks (TSC ticks), its delay
+/// episodes, its counters, and — from the last thread of a process only, since the threads
+/// share one memory — the process's memory numbers.
+#[derive(Clone, Default, Debug, PartialEq, Eq)]
+pub struct Totals {
+    pub msa: MsaTimes,
+    /// Delay episodes (run-queue waits, disk waits, interrupts) for taskstats.
+    pub delays: DelayStats,
+    pub counters: Counters,
+    pub mem: MemUsage,
+}
+
+impl Accumulate for Totals {
+    fn add(&mut self, other: &Self) {
+        for (a, b) in self.msa.iter_mut().zip(other.msa.iter()) {
+            *a = a.wrapping_add(*b);
+        }
+        self.delays.add(&other.delays);
+        self.counters.add(&other.counters);
+        self.mem.add(&other.mem);
+    }
+}
+
+/// The task table and what waits on it.
+pub struct Procs {
+    table: TaskTable<Payload, Totals>,
+    /// Tasks sleeping in `wait()`, by the process whose children they wait for.
+    waiters: BTreeMap<TaskKey, Vec<TaskSlot>>,
+    /// The last threads to exit, with what they left (`exit.rs`).
+    exit_log: VecDeque<ExitLogEntry>,
+}
+
+impl Procs {
+    /// The task table, for the readers of the accounting (`acct`).
+    pub fn table(&self) -> &TaskTable<Payload, Totals> {
+        &self.table
+    }
+}
+
+static PROCS: Mutex<Option<Procs>> = Mutex::new(None);
+
+/// Run `f` on the task table with interrupts disabled. Lock order: this, then `sched`'s.
+pub(crate) fn with<R>(f: impl FnOnce(&mut Procs) -> R) -> R {
+    hal::cpu::without_interrupts(|| f(PROCS.lock().as_mut().expect("proc::init not called")))
+}

@@ -1,0 +1,111 @@
+//! `wait`: collecting a child that has ended, and what it used.
+//!
+//! A process whose last thread has exited stays in the table as a zombie (its leader) until
+//! its parent reaps it. The task table decides what can be reaped
+//! (`tally_tasktable`'s `wait`); this file sleeps the caller until there is something
+//! (INTERRUPTIBLE_SLEEP, on the waited-for process's list, woken by an exit, `exit.rs`), and
+//! lets the reaped task go from the scheduler too.
+
+use tally_microstate::MsaTimes;
+use tally_runqueue::SleepKind;
+use tally_tasktable::{ExitStatus, TaskKey, WaitFor, WaitOutcome};
+use tally_uapi::errno::{EAGAIN, EINTR};
+
+use super::{Procs, Totals};
+use crate::sched::{self, slot_of};
+
+/// What `wait` reports about a reaped child.
+#[derive(Debug, Clone)]
+pub struct WaitResult {
+    pub pid: i32,
+    pub status: ExitStatus,
+    /// The child's accounting at its exit (all its threads), clocks in TSC ticks.
+    pub totals: Totals,
+    /// What the child had collected from its own reaped children.
+    pub children_total: Totals,
+    /// The child's clocks when it was reaped (including its time as a zombie).
+    pub at_reap: MsaTimes,
+}
+
+/// How [`wait_child`] waits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitOptions {
+    /// `WNOHANG`: do not sleep; `Ok(None)` if no matching child has ended.
+    pub nohang: bool,
+}
+
+/// Wait for a child process (`pid` = `None` for any) to end; reap it. (Kernel callers.)
+pub fn wait(pid: Option<i32>) -> Result<WaitResult, i32> {
+    wait_child(pid.map_or(WaitFor::Any, WaitFor::Pid), WaitOptions::default())?.ok_or(EAGAIN)
+}
+
+/// `wait4`'s work: reap a child matching `target`; sleep (INTERRUPTIBLE_SLEEP) until one
+/// ends unless `nohang` (`Ok(None)`). `ECHILD`: no such child; `EINTR`: the caller's process
+/// is being killed.
+pub fn wait_child(target: WaitFor, options: WaitOptions) -> Result<Option<WaitResult>, i32> {
+    enum Step {
+        Done(Result<Option<WaitResult>, i32>),
+        Sleep(TaskKey),
+        Woken,
+    }
+    loop {
+        if sched::kill_pending() {
+            return Err(EINTR);
+        }
+        let step = hal::cpu::without_interrupts(|| {
+            let step = super::with(|p| {
+                let now = hal::tsc::read();
+                let cur = sched::current();
+                match p.table.wait(cur, target, options.nohang) {
+                    Ok(WaitOutcome::Reaped(r)) => {
+                        let at_reap = sched::with(|s| s.msa_snapshot(slot_of(r.key), now));
+                        sched::release(r.key, now);
+                        Step::Done(Ok(Some(WaitResult {
+                            pid: r.pid,
+                            status: r.status,
+                            totals: r.total,
+                            children_total: r.children_total,
+                            at_reap,
+                        })))
+                    }
+                    Ok(WaitOutcome::Sleep { queue }) => {
+                        p.waiters.entry(queue).or_default().push(slot_of(cur));
+                        Step::Sleep(queue)
+                    }
+                    Ok(WaitOutcome::NotReady) => Step::Done(Ok(None)),
+                    Err(e) => Step::Done(Err(e)),
+                }
+            });
+            let Step::Sleep(queue) = step else { return step };
+            // Registered and blocked with interrupts off throughout: no exit can wake the
+            // list in between.
+            sched::block_current(SleepKind::Interruptible, None);
+            // Woken by a child's exit (which emptied the list) or for another reason (a
+            // kill): either way, leave the list, so no later exit wakes a stale slot.
+            super::with(|p| {
+                let me = slot_of(sched::current());
+                if let Some(list) = p.waiters.get_mut(&queue) {
+                    list.retain(|&s| s != me);
+                    if list.is_empty() {
+                        p.waiters.remove(&queue);
+                    }
+                }
+            });
+            Step::Woken
+        });
+        if let Step::Done(result) = step {
+            return result;
+        }
+    }
+}
+
+impl Procs {
+    /// Wake every task waiting for a child of `process` to end.
+    pub(super) fn wake_waiters(&mut self, process: TaskKey) {
+        if let Some(list) = self.waiters.remove(&process) {
+            for slot in list {
+                sched::wake(slot);
+            }
+        }
+    }
+}

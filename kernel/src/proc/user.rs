@@ -1,0 +1,197 @@
+//! # User processes: a kernel thread that drops to ring 3
+//!
+//! A user process is born as a kernel thread like any other (`spawn.rs`), with three
+//! differences: its thread runs on the process's address space (`vm.rs`), its scheduler
+//! entity is marked as having a user space, and its body is [`start_user`], which loads
+//! nothing of its own on the kernel stack, switches the task's running microstate to
+//! ONCPU_USR and jumps to ring 3 (`hal::usermode::enter_user`). Life afterwards:
+//!
+//! ```text
+//!            syscall ──► ONCPU_SYS ──► the syscall layer ──► ONCPU_USR ──► sysretq
+//!   ring 3   exception ──► ONCPU_TRAP ──► the trap layer (demand-zero fault: fixed) ──► ONCPU_USR ──► iretq
+//!            │                                         (anything else: killed by a signal)
+//!            interrupt ──► INTERRUPTED ──► (maybe a switch) ──► ONCPU_USR ──► iretq
+//! ```
+//!
+//! The microstate changes go through the scheduler (`sched::set_running_state`, the run
+//! queue's), so they are exact to the TSC tick and correct inside interrupts.
+//!
+//! How a loader starts a program (`exec.rs` for `spawn`, or the self-tests' assembly
+//! programs):
+//!
+//! ```text
+//!   let vm = vm::Vm::new()?;
+//!   for each PT_LOAD: vm.load_segment(p_vaddr, &file[p_offset..][..p_filesz], p_memsz, prot)?;
+//!   let rsp = vm.setup_stack(&initial_stack_bytes)?;      // argc/argv/envp/auxv, built by the loader
+//!   let pid = proc::spawn_user("name", SchedParams::Normal(0), vm, e_entry, rsp, arg)?;
+//!   ... proc::wait(Some(pid)) ...
+//! ```
+//!
+//! A second thread of the same process (`threads.rs`) is the same kind of task, sharing
+//! the `Vm`: [`start_user_task`] with `CreateKind::Thread`.
+//!
+//! **Exec in place.** A kernel thread can also become a user process without a new task:
+//! [`exec_current`] gives the *running* task the loaded `Vm` (its thread's CR3 switches to
+//! it at once: `sched::exec_user_space`), user state and a user-task scheduler entity, then takes
+//! the same [`start_user`] path a new task takes on its first switch. The pid, parent,
+//! children, counters and microstate clocks carry on: the clock simply goes from ONCPU_SYS
+//! to ONCPU_USR at the jump. This is how init (pid 1) turns into `/bin/init` once the
+//! kernel's part of boot is done (`exec.rs`, `main.rs`), as Linux's `kernel_init` does.
+
+use alloc::sync::Arc;
+use core::convert::Infallible;
+use tally_tasktable::CreateKind;
+use tally_uapi::errno::EINVAL;
+
+use super::spawn::start_task;
+use super::vm::{FaultOutcome, Vm, USER_END};
+use super::Payload;
+use crate::file::FileTable;
+use crate::sched::{self, SchedParams, ThreadStart};
+
+/// What the task table keeps for a task that has a user mode.
+pub struct UserContext {
+    vm: Arc<Vm>,
+    /// The process's descriptors, shared by its threads (`crate::file`).
+    files: Arc<FileTable>,
+    /// Where user mode starts: instruction pointer, stack pointer, `rdi`.
+    start: (u64, u64, u64),
+}
+
+impl UserContext {
+    pub(super) fn vm(&self) -> &Arc<Vm> {
+        &self.vm
+    }
+
+    pub(super) fn files(&self) -> &Arc<FileTable> {
+        &self.files
+    }
+}
+
+/// Start a new user process, child of the current task, running `vm`'s program from `entry`
+/// with stack pointer `rsp` and `arg` in `rdi`. Returns its pid. `EINVAL` if `entry` or
+/// `rsp` is not a user address.
+pub fn spawn_user(name: &str, params: SchedParams, vm: Arc<Vm>, entry: u64, rsp: u64, arg: u64) -> Result<i32, i32> {
+    start_user_task(name, params, vm, (entry, rsp, arg), CreateKind::Process, false)
+}
+
+/// Turn the running task, a kernel thread, into a user process running `vm`'s program from
+/// `entry` with stack pointer `rsp` and `arg` in `rdi`, in place; returns only on failure
+/// (see `exec_current`). The self-tests' counterpart of `exec_program`.
+pub fn exec_user(name: &str, vm: Arc<Vm>, entry: u64, rsp: u64, arg: u64) -> Result<Infallible, i32> {
+    exec_current(name, vm, (entry, rsp, arg))
+}
+
+/// Start a user task of `kind` (a new process, or a thread of the current process) running
+/// `vm` from `start` = (rip, rsp, rdi); `exec`: a loaded program (see `start_task`).
+pub(super) fn start_user_task(
+    name: &str,
+    params: SchedParams,
+    vm: Arc<Vm>,
+    start: (u64, u64, u64),
+    kind: CreateKind,
+    exec: bool,
+) -> Result<i32, i32> {
+    if start.0 >= USER_END || start.1 > USER_END {
+        return Err(EINVAL);
+    }
+    // A thread shares its process's descriptors; a new process gets a copy of its parent's
+    // (posix_spawn), or the console if the kernel starts it.
+    let parent_files = current_files();
+    let files = match (kind, parent_files) {
+        (CreateKind::Thread, Some(f)) => f,
+        (_, Some(f)) => Arc::new(f.inherit()),
+        (_, None) => Arc::new(FileTable::with_console()),
+    };
+    let thread = sched::new_thread(Some(Arc::clone(vm.space())))?;
+    let payload = Payload { user: Some(UserContext { vm, files, start }), group_exit: None };
+    let body = ThreadStart { body: start_user, arg: 0, exit: exit_after_start };
+    start_task(name, params, payload, thread, body, kind, exec)
+}
+
+/// Turn the running task into a user process running `vm` from `start` = (rip, rsp, rdi),
+/// in place (see the module documentation), named `name` and flagged as exec'd; returns
+/// only on failure. The task must be a kernel thread alone in its process — init is — so
+/// there is no old memory whose accounting would have to be folded into the process's
+/// totals, and no other thread to stop (`EINVAL` otherwise, or for a non-user `start`).
+/// Its descriptors become the console. The memory integrals start at the process's CPU
+/// time now (`MemAcct::start_at`).
+pub(super) fn exec_current(name: &str, vm: Arc<Vm>, start: (u64, u64, u64)) -> Result<Infallible, i32> {
+    if start.0 >= USER_END || start.1 > USER_END {
+        return Err(EINVAL);
+    }
+    super::with(|p| {
+        let cur = sched::current();
+        let alone = p.table.threads(cur).is_ok_and(|t| t.len() == 1);
+        match p.table.get(cur) {
+            Ok(t) if alone && !t.payload().is_user() => Ok(()),
+            _ => Err(EINVAL),
+        }
+    })?;
+    let files = Arc::new(FileTable::with_console());
+    hal::cpu::without_interrupts(|| {
+        // From here to ring 3 nothing else runs: the thread, the task and the memory map
+        // change as one.
+        sched::exec_user_space(Arc::clone(vm.space()));
+        let cpu = super::with(|p| {
+            let cur = sched::current();
+            if let Ok(t) = p.table.get_mut(cur) {
+                t.exec(name.as_bytes());
+                t.payload_mut().user = Some(UserContext { vm: Arc::clone(&vm), files, start });
+            }
+            p.process_cpu(cur, hal::tsc::read())
+        });
+        vm.start_accounting_at(cpu);
+    });
+    // Nothing that needs dropping may stay on this stack: `start_user` abandons it.
+    drop(vm);
+    start_user(0);
+    // `start_user` returns only for a task without user state, installed just above.
+    Err(EINVAL)
+}
+
+/// The kernel-side entry of a user thread (its [`ThreadStart`] body, interrupts enabled):
+/// read where to start, then leave for ring 3 for good — unless its process was killed
+/// before it ever ran.
+fn start_user(_: u64) {
+    let start = super::with(|p| p.table.get(sched::current()).ok().and_then(|t| t.payload().user.as_ref().map(|u| u.start)));
+    let Some((rip, rsp, arg)) = start else {
+        log::error!("start_user on a task without user state");
+        return;
+    };
+    // Nothing that needs dropping is alive on this stack now: `enter_user` abandons it.
+    hal::cpu::without_interrupts(|| {
+        // With interrupts off: a kill cannot come between this check and ring 3.
+        super::return_to_user();
+        hal::usermode::enter_user(rip, rsp, arg)
+    })
+}
+
+/// `start_user` returned: the task had no user state (a bug, logged there).
+fn exit_after_start() -> ! {
+    super::exit(0)
+}
+
+/// The running task's descriptors, if it has a user mode.
+pub fn current_files() -> Option<Arc<FileTable>> {
+    super::with(|p| p.table.get(sched::current()).ok().and_then(|t| t.payload().files().cloned()))
+}
+
+/// The running task's memory map, if it has a user mode.
+pub fn current_vm() -> Option<Arc<Vm>> {
+    super::with(|p| p.table.get(sched::current()).ok().and_then(|t| t.payload().vm().cloned()))
+}
+
+/// A page fault from user mode at `addr`: map a demand-zero page if the process may use the
+/// address that way (a minor fault, counted). False: the access is not allowed.
+pub fn user_page_fault(addr: u64, write: bool, exec: bool) -> bool {
+    let Some(vm) = current_vm() else { return false };
+    match vm.fault(addr, write, exec, super::current_process_cpu_ticks()) {
+        FaultOutcome::Mapped => {
+            sched::note_minor_fault();
+            true
+        }
+        FaultOutcome::Present => true,
+        FaultOutcome::Denied => false,
+    }
+}

@@ -1,0 +1,516 @@
+//! # A process's memory map: which user addresses it may use, and demand-zero paging
+//!
+//! The page tables (`hal::address_space`) say what is mapped *now*; this module says what a
+//! process is *allowed* to have mapped — its regions, or VMAs ("virtual memory areas", as
+//! Linux calls them): the program image, the heap that `brk` moves, the stack, and later
+//! anonymous `mmap`s. The difference between the two is what makes **demand-zero paging**
+//! work: a heap or stack page costs nothing until the program first touches it; the CPU then
+//! raises a page fault, the trap layer asks [`Vm::fault`] whether the address lies in a region
+//! that allows that access, and if so a zeroed frame is mapped there and the instruction is
+//! restarted — a *minor* fault (no disk involved), counted per task as Linux's `min_flt` and
+//! charged to the task's ONCPU_TRAP microstate. An address outside every region (or a write
+//! to a read-only region) is a real fault: SIGSEGV.
+//!
+//! The user half is laid out as on a small Linux process:
+//!
+//! ```text
+//!   0x0000_7fff_ffff_0000  USER_STACK_TOP   ── initial stack pointer just below
+//!                          stack            ── up to USER_STACK_MAX (8 MiB), grows down on demand
+//!                          guard page       ── USER_STACK_GUARD: in no region, so a stack overflow faults
+//!                          (unused)
+//!   0x0000_1000_0000_0000  USER_MMAP_BASE   ── reserved for anonymous mmap regions
+//!                          heap             ── from the page after the image, moved by brk, up to USER_HEAP_MAX
+//!                          image            ── the program's segments (code RX, data RW, bss RW)
+//!   0x0000_0000_0040_0000  USER_IMAGE_BASE  ── where programs are linked
+//!   0x0000_0000_0001_0000  USER_MIN_ADDR    ── nothing is ever mapped below: NULL (+ offsets) faults
+//! ```
+//!
+//! Anonymous memory (`mmap(MAP_PRIVATE | MAP_ANONYMOUS)`) is one more demand-zero region
+//! kind, placed first-fit upwards from `USER_MMAP_BASE`; `munmap` trims or splits such
+//! regions and frees the pages that were touched (walking only the page tables that exist,
+//! so unmapping a huge, barely touched region is cheap).
+//!
+//! **Accounting.** The map also keeps the process's memory numbers (`tally_memacct`): the
+//! resident set (pages mapped now, counted at every map and unmap), the virtual size (the
+//! regions' pages — the stack counted only as far down as it has grown, as Linux grows its
+//! stack region on demand), their high-water marks, and the memory integrals over the
+//! process's CPU time. Every operation that can change them takes `cpu`: the process's
+//! CPU time now (TSC ticks, from the task layer, which owns the clocks).
+//!
+//! Everything here is safe code; the page-level operations are `AddressSpace`'s. The region
+//! list is a short vector (a handful of regions per process; at most [`MAX_REGIONS`]),
+//! behind a lock taken with interrupts off so the page-fault handler can never find it held.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use spin::Mutex;
+use tally_uapi::errno::{EEXIST, EINVAL, ENOMEM};
+
+use tally_memacct::{MemAcct, MemUsage};
+
+pub use hal::address_space::{Prot, USER_END};
+use hal::address_space::{is_user_range, AddressSpace, SpaceError, PAGE_SIZE};
+
+/// Where programs are linked (`userland/link.ld`), as Linux's non-PIE x86_64 programs.
+pub const USER_IMAGE_BASE: u64 = 0x40_0000;
+/// Lowest address anything may be mapped at (Linux's `mmap_min_addr`): the pages below stay
+/// unmapped so that a NULL pointer, even with a sizeable offset, faults.
+pub const USER_MIN_ADDR: u64 = 0x1_0000;
+/// Reserved for anonymous `mmap` regions; images and the heap stay below it.
+pub const USER_MMAP_BASE: u64 = 0x0000_1000_0000_0000;
+/// The stack's top (exclusive): the initial stack pointer is just below.
+pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
+/// How far the stack may grow.
+pub const USER_STACK_MAX: u64 = 8 * 1024 * 1024;
+/// The page just below the stack's lowest allowed page: never in any region.
+pub const USER_STACK_GUARD: u64 = USER_STACK_TOP - USER_STACK_MAX - PAGE_SIZE;
+// The `mmap_abi` test program (kernel/src/selftest/programs/proc/mmap_abi.S) spells this address out.
+const _: () = assert!(USER_STACK_GUARD == 0x7fff_ff7e_f000);
+/// How far `brk` may move the heap's end beyond its start.
+pub const USER_HEAP_MAX: u64 = 1 << 30;
+/// Most regions a process may have (each `mmap` adds one; Linux's `vm.max_map_count` is
+/// 65530): beyond it `mmap` fails with `ENOMEM`.
+pub const MAX_REGIONS: usize = 1024;
+
+const fn page_down(a: u64) -> u64 {
+    a & !(PAGE_SIZE - 1)
+}
+
+/// `a` rounded up to a page boundary, `None` on overflow.
+fn page_up(a: u64) -> Option<u64> {
+    Some(a.checked_add(PAGE_SIZE - 1)? & !(PAGE_SIZE - 1))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VmaKind {
+    /// A loaded segment: mapped when loaded, never demand-zero.
+    Image,
+    /// `[heap start, brk)`, page-rounded: demand-zero.
+    Heap,
+    /// The stack: demand-zero.
+    Stack,
+    /// Anonymous memory from `mmap`: demand-zero.
+    Anon,
+}
+
+/// One region: `[start, end)`, page-aligned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Vma {
+    pub start: u64,
+    pub end: u64,
+    pub prot: Prot,
+    pub kind: VmaKind,
+    /// False for a `PROT_NONE` region: reserved, but every access faults.
+    pub accessible: bool,
+}
+
+impl Vma {
+    fn contains(&self, addr: u64) -> bool {
+        self.start <= addr && addr < self.end
+    }
+
+    fn overlaps(&self, start: u64, end: u64) -> bool {
+        self.start < end && start < self.end
+    }
+}
+
+/// What [`Vm::fault`] did about a fault at some address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultOutcome {
+    /// A zeroed page was mapped: a minor fault.
+    Mapped,
+    /// The page is already there with the needed access (a stale TLB entry, or another
+    /// thread got there first): just retry.
+    Present,
+    /// Not allowed: outside every region, or the region forbids the access.
+    Denied,
+}
+
+struct Map {
+    vmas: Vec<Vma>,
+    /// Where the heap starts (page after the image) and its current end (`brk`, unrounded).
+    heap_start: u64,
+    brk: u64,
+    /// User pages mapped now (the resident set).
+    rss: u64,
+    /// Lowest page of the stack region that has been mapped (its grown extent).
+    stack_low: u64,
+    acct: MemAcct,
+}
+
+impl Map {
+    /// The virtual size in pages: every region, the stack only as far as it has grown.
+    fn vm_pages(&self) -> u64 {
+        self.vmas
+            .iter()
+            .map(|v| match v.kind {
+                VmaKind::Stack => (v.end.saturating_sub(self.stack_low.max(v.start))) / PAGE_SIZE,
+                _ => (v.end - v.start) / PAGE_SIZE,
+            })
+            .sum()
+    }
+
+    /// Record the sizes after a change at process CPU time `cpu`.
+    fn account(&mut self, cpu: u64) {
+        let vm = self.vm_pages();
+        self.acct.set(cpu, self.rss, vm);
+    }
+}
+
+/// What `mmap` was asked for, already decoded by the system call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmapRequest {
+    /// A hint, or with `fixed` the exact address (page-aligned).
+    pub addr: u64,
+    /// Bytes, > 0 (rounded up to pages here).
+    pub len: u64,
+    pub prot: Prot,
+    /// `PROT_NONE`: reserve the range, allow no access.
+    pub none: bool,
+    /// `MAP_FIXED`: exactly at `addr`, replacing earlier `mmap` regions there.
+    pub fixed: bool,
+    /// `MAP_FIXED_NOREPLACE`: exactly at `addr`, fail with `EEXIST` if anything is there.
+    pub noreplace: bool,
+}
+
+/// A process's memory: its address space and its regions. Shared (`Arc`) by the process's
+/// threads; the last reference frees everything.
+pub struct Vm {
+    space: Arc<AddressSpace>,
+    map: Mutex<Map>,
+}
+
+impl Vm {
+    /// An empty user half (the kernel half shared), no regions, the heap at the image base.
+    pub fn new() -> Result<Arc<Vm>, i32> {
+        let space = AddressSpace::new().map_err(|_| ENOMEM)?;
+        Ok(Arc::new(Vm {
+            space: Arc::new(space),
+            map: Mutex::new(Map {
+                vmas: Vec::new(),
+                heap_start: USER_MIN_ADDR,
+                brk: USER_MIN_ADDR,
+                rss: 0,
+                stack_low: USER_STACK_TOP,
+                acct: MemAcct::default(),
+            }),
+        }))
+    }
+
+    /// The page tables (for `Thread::spawn_user` and `uaccess`).
+    pub fn space(&self) -> &Arc<AddressSpace> {
+        &self.space
+    }
+
+    fn with_map<R>(&self, f: impl FnOnce(&mut Map) -> R) -> R {
+        hal::cpu::without_interrupts(|| f(&mut self.map.lock()))
+    }
+
+    /// Load one program segment (an ELF `PT_LOAD`): `[vaddr, vaddr + memsz)` gets fresh
+    /// pages with `prot`, the first `data.len()` bytes are copied in, the rest stays zero
+    /// (`.bss`). A page shared with a previous segment keeps its contents and gets both
+    /// protections. The heap then starts at the first page after the highest segment.
+    /// Errors: `EINVAL` (range outside `USER_MIN_ADDR..USER_MMAP_BASE`, `data` longer than
+    /// `memsz`), `EEXIST` (overlaps a non-image region), `ENOMEM`.
+    pub fn load_segment(&self, vaddr: u64, data: &[u8], memsz: u64, prot: Prot) -> Result<(), i32> {
+        if (data.len() as u64) > memsz || memsz == 0 {
+            return Err(EINVAL);
+        }
+        let end = vaddr.checked_add(memsz).ok_or(EINVAL)?;
+        if vaddr < USER_MIN_ADDR || end > USER_MMAP_BASE {
+            return Err(EINVAL);
+        }
+        let (start, end) = (page_down(vaddr), page_up(end).ok_or(EINVAL)?);
+        self.with_map(|m| {
+            if m.vmas.iter().any(|v| v.kind != VmaKind::Image && v.overlaps(start, end)) {
+                return Err(EEXIST);
+            }
+            let mut page = start;
+            while page < end {
+                match self.space.map_zeroed(page, prot) {
+                    Ok(()) => m.rss += 1,
+                    Err(SpaceError::AlreadyMapped) => {
+                        let old = self.space.translate(page).map_or(prot, |p| p.prot);
+                        self.space.protect(page, old.union(prot));
+                    }
+                    Err(_) => return Err(ENOMEM),
+                }
+                page += PAGE_SIZE;
+            }
+            self.space.write(vaddr, data).map_err(|_| EINVAL)?;
+            m.vmas.push(Vma { start, end, prot, kind: VmaKind::Image, accessible: true });
+            if end > m.heap_start {
+                // The heap follows the image (programs are loaded before they run, so the
+                // heap is still empty).
+                m.heap_start = end;
+                m.brk = end;
+                m.vmas.retain(|v| v.kind != VmaKind::Heap);
+            }
+            // Loading happens before the process has run: CPU time 0.
+            m.account(0);
+            Ok(())
+        })
+    }
+
+    /// Create the stack region and map its top pages with `initial` (arguments, environment,
+    /// auxiliary vector: the loader's business) copied to the very top, 16-byte aligned.
+    /// Returns the initial stack pointer, `(USER_STACK_TOP - initial.len()) & !15`, which the
+    /// loader can compute beforehand to build pointers into `initial` — it is exactly the
+    /// `rsp` of `tally_loader::stack::StackImage::build(USER_STACK_TOP, ..)`, whose bytes end
+    /// at the stack top. At least one page is mapped even for an empty `initial`.
+    pub fn setup_stack(&self, initial: &[u8]) -> Result<u64, i32> {
+        let len = initial.len() as u64;
+        if len > USER_STACK_MAX / 2 {
+            return Err(EINVAL);
+        }
+        let rsp = (USER_STACK_TOP - len) & !15;
+        let start = USER_STACK_TOP - USER_STACK_MAX;
+        self.with_map(|m| {
+            if m.vmas.iter().any(|v| v.overlaps(start - PAGE_SIZE, USER_STACK_TOP)) {
+                return Err(EEXIST);
+            }
+            let low = page_down(rsp.min(USER_STACK_TOP - PAGE_SIZE));
+            let mut page = low;
+            while page < USER_STACK_TOP {
+                self.space.map_zeroed(page, Prot::READ_WRITE).map_err(|_| ENOMEM)?;
+                m.rss += 1;
+                page += PAGE_SIZE;
+            }
+            self.space.write(rsp, initial).map_err(|_| ENOMEM)?;
+            m.vmas.push(Vma { start, end: USER_STACK_TOP, prot: Prot::READ_WRITE, kind: VmaKind::Stack, accessible: true });
+            m.stack_low = m.stack_low.min(low);
+            m.account(0);
+            Ok(rsp)
+        })
+    }
+
+    /// Copy `bytes` to `va` in this process's memory (pages must be mapped; any protection).
+    /// For loaders building a process before it runs.
+    #[allow(dead_code)] // for loaders
+    pub fn write(&self, va: u64, bytes: &[u8]) -> Result<(), i32> {
+        self.space.write(va, bytes).map_err(|_| EINVAL)
+    }
+
+    /// Read from this process's memory (pages must be mapped). For tests and loaders.
+    pub fn read(&self, va: u64, buf: &mut [u8]) -> Result<(), i32> {
+        self.space.read(va, buf).map_err(|_| EINVAL)
+    }
+
+    /// A fault at user address `addr` (a `write`, an instruction fetch: `exec`, else a
+    /// read): map a zeroed page if a demand-zero region allows that access. `cpu`: the
+    /// process's CPU time now (for the memory integrals).
+    pub fn fault(&self, addr: u64, write: bool, exec: bool, cpu: u64) -> FaultOutcome {
+        if !is_user_range(addr, 1) {
+            return FaultOutcome::Denied;
+        }
+        let page = page_down(addr);
+        self.with_map(|m| {
+            let Some(vma) = m.vmas.iter().find(|v| v.contains(addr)) else {
+                return FaultOutcome::Denied;
+            };
+            if !vma.accessible || (write && !vma.prot.write) || (exec && !vma.prot.exec) {
+                return FaultOutcome::Denied;
+            }
+            if self.space.translate(page).is_some() {
+                // Present and allowed (the region's protection is the page's): stale TLB.
+                return FaultOutcome::Present;
+            }
+            if vma.kind == VmaKind::Image {
+                // Image pages are mapped at load time; one missing means it was never part of
+                // a segment's page range.
+                return FaultOutcome::Denied;
+            }
+            let kind = vma.kind;
+            match self.space.map_zeroed(page, vma.prot) {
+                Ok(()) => {
+                    m.rss += 1;
+                    if kind == VmaKind::Stack {
+                        m.stack_low = m.stack_low.min(page);
+                    }
+                    m.account(cpu);
+                    FaultOutcome::Mapped
+                }
+                Err(SpaceError::AlreadyMapped) => FaultOutcome::Present,
+                // Out of memory: Linux would OOM-kill; here the faulting task gets SIGSEGV
+                // (SIGBUS would be more precise, but the effect is the same).
+                Err(_) => FaultOutcome::Denied,
+            }
+        })
+    }
+
+    /// `brk(addr)`: move the heap's end. `addr == 0` (or any invalid value) just returns the
+    /// current end; on success returns the new one. Shrinking unmaps the pages given back.
+    /// `cpu`: the process's CPU time now.
+    pub fn brk(&self, addr: u64, cpu: u64) -> u64 {
+        self.with_map(|m| {
+            if addr < m.heap_start || addr - m.heap_start > USER_HEAP_MAX {
+                return m.brk;
+            }
+            let Some(new_end) = page_up(addr) else { return m.brk };
+            let old_end = page_up(m.brk).unwrap_or(m.brk);
+            let others = |v: &Vma| v.kind != VmaKind::Heap && v.overlaps(m.heap_start, new_end);
+            if new_end > old_end && (m.vmas.iter().any(others) || new_end > USER_MMAP_BASE) {
+                return m.brk;
+            }
+            if new_end < old_end {
+                m.rss -= self.space.unmap_range(new_end, old_end).min(m.rss);
+            }
+            m.vmas.retain(|v| v.kind != VmaKind::Heap);
+            if new_end > m.heap_start {
+                m.vmas.push(Vma { start: m.heap_start, end: new_end, prot: Prot::READ_WRITE, kind: VmaKind::Heap, accessible: true });
+            }
+            m.brk = addr;
+            m.account(cpu);
+            addr
+        })
+    }
+
+    /// The regions, in no particular order.
+    pub fn regions(&self) -> Vec<Vma> {
+        self.with_map(|m| m.vmas.clone())
+    }
+
+    /// User pages mapped now.
+    pub fn mapped_pages(&self) -> u64 {
+        self.space.mapped_pages()
+    }
+
+    /// User pages mapped now, as counted at every map and unmap (equal to
+    /// [`Vm::mapped_pages`], which walks the page tables to find out).
+    pub fn rss(&self) -> u64 {
+        self.with_map(|m| m.rss)
+    }
+
+    /// The memory numbers as of process CPU time `cpu` (see `tally_memacct`).
+    pub fn usage(&self, cpu: u64) -> MemUsage {
+        self.with_map(|m| m.acct.usage(cpu))
+    }
+
+    /// The program loaded here runs from process CPU time `cpu` on (an exec in place: see
+    /// `MemAcct::start_at`).
+    pub fn start_accounting_at(&self, cpu: u64) {
+        self.with_map(|m| m.acct.start_at(cpu));
+    }
+
+    /// The process is gone (its last thread exits at process CPU time `cpu`): free every
+    /// user page and user page table now, rather than when the zombie is reaped. Returns the
+    /// final memory numbers (sizes as they were just before, integrals up to `cpu`).
+    pub fn teardown(&self, cpu: u64) -> MemUsage {
+        self.with_map(|m| {
+            let usage = m.acct.usage(cpu);
+            m.vmas.clear();
+            m.brk = m.heap_start;
+            m.stack_low = USER_STACK_TOP;
+            self.space.clear_user();
+            m.rss = 0;
+            m.account(cpu);
+            usage
+        })
+    }
+
+    /// `mmap` of anonymous private memory (the request is decoded by the system call):
+    /// returns the start of the new region. Errors: `EINVAL` (a fixed address not aligned
+    /// or outside the user range, or a fixed range over the image, heap, stack or the stack's
+    /// guard page), `EEXIST`
+    /// (`noreplace` and something is there), `ENOMEM` (no room, too many regions, length
+    /// overflows).
+    pub fn mmap(&self, req: &MmapRequest, cpu: u64) -> Result<u64, i32> {
+        let len = page_up(req.len).filter(|&l| l > 0).ok_or(ENOMEM)?;
+        self.with_map(|m| {
+            let start = if req.fixed || req.noreplace {
+                let end = req.addr.checked_add(len).ok_or(ENOMEM)?;
+                if req.addr % PAGE_SIZE != 0 || req.addr < USER_MIN_ADDR || end > USER_END {
+                    return Err(EINVAL);
+                }
+                // The guard page is in no region, but mapping it would let a stack overflow
+                // run on into the mapping instead of faulting.
+                if req.addr < USER_STACK_GUARD + PAGE_SIZE && end > USER_STACK_GUARD {
+                    return Err(EINVAL);
+                }
+                let mut overlapping = m.vmas.iter().filter(|v| v.overlaps(req.addr, end));
+                if req.noreplace {
+                    if overlapping.next().is_some() {
+                        return Err(EEXIST);
+                    }
+                } else if overlapping.any(|v| v.kind != VmaKind::Anon) {
+                    return Err(EINVAL);
+                }
+                req.addr
+            } else {
+                find_gap(&m.vmas, req.addr, len).ok_or(ENOMEM)?
+            };
+            let end = start + len;
+            // Room for the worst case: the new region, and one existing region split in two.
+            if m.vmas.len() + 2 > MAX_REGIONS {
+                return Err(ENOMEM);
+            }
+            unmap_anon(&self.space, m, start, end);
+            m.vmas.push(Vma { start, end, prot: req.prot, kind: VmaKind::Anon, accessible: !req.none });
+            m.account(cpu);
+            Ok(start)
+        })
+    }
+
+    /// `munmap(addr, len)`: remove whatever `mmap` regions lie in the range (trimming or
+    /// splitting them) and free their pages. The image, heap and stack are not touched.
+    /// `EINVAL` for an unaligned `addr`, `len == 0` or a range outside the user half.
+    pub fn munmap(&self, addr: u64, len: u64, cpu: u64) -> Result<(), i32> {
+        let end = addr.checked_add(len).and_then(page_up).ok_or(EINVAL)?;
+        if addr % PAGE_SIZE != 0 || len == 0 || end > USER_END {
+            return Err(EINVAL);
+        }
+        self.with_map(|m| {
+            if m.vmas.len() + 1 > MAX_REGIONS {
+                // A split needs one more slot; keep the limit absolute.
+                return Err(ENOMEM);
+            }
+            unmap_anon(&self.space, m, addr, end);
+            m.account(cpu);
+            Ok(())
+        })
+    }
+}
+
+/// Lowest free, page-aligned `len`-byte gap in the `mmap` area `[USER_MMAP_BASE,
+/// USER_STACK_GUARD)`; a free, aligned `hint` inside the area is taken as is (Linux does
+/// the same with a non-fixed address).
+fn find_gap(vmas: &[Vma], hint: u64, len: u64) -> Option<u64> {
+    let free = |s: u64| -> bool {
+        s.checked_add(len).is_some_and(|e| s >= USER_MMAP_BASE && e <= USER_STACK_GUARD && !vmas.iter().any(|v| v.overlaps(s, e)))
+    };
+    if hint % PAGE_SIZE == 0 && free(hint) {
+        return Some(hint);
+    }
+    let mut taken: Vec<(u64, u64)> =
+        vmas.iter().filter(|v| v.end > USER_MMAP_BASE && v.start < USER_STACK_GUARD).map(|v| (v.start, v.end)).collect();
+    taken.sort_unstable();
+    let mut at = USER_MMAP_BASE;
+    for (s, e) in taken {
+        if s >= at && s - at >= len {
+            break;
+        }
+        at = at.max(e);
+    }
+    free(at).then_some(at)
+}
+
+/// Take `[start, end)` out of every anonymous region (trim, split or drop it) and free the
+/// pages mapped there.
+fn unmap_anon(space: &AddressSpace, m: &mut Map, start: u64, end: u64) {
+    let mut kept = Vec::with_capacity(m.vmas.len() + 1);
+    for v in m.vmas.drain(..) {
+        if v.kind != VmaKind::Anon || !v.overlaps(start, end) {
+            kept.push(v);
+            continue;
+        }
+        let (lo, hi) = (v.start.max(start), v.end.min(end));
+        m.rss -= space.unmap_range(lo, hi).min(m.rss);
+        if v.start < lo {
+            kept.push(Vma { end: lo, ..v });
+        }
+        if hi < v.end {
+            kept.push(Vma { start: hi, ..v });
+        }
+    }
+    m.vmas = kept;
+}

@@ -1,0 +1,48 @@
+//! The running task's event counters: what Linux's `struct task_struct` counts and
+//! taskstats, `wait4` and `prstat` report (context switches, system calls, minor faults,
+//! characters and calls of `read`/`write`, disk blocks, signals).
+//!
+//! They live with the scheduler's per-task state because the switch and the system-call
+//! entry bump them under the lock they take anyway; everything else goes through
+//! [`with_current`].
+
+use tally_taskstats::Counters;
+
+use super::state;
+
+/// Run `f` on the running task's counters.
+pub fn with_current<R>(f: impl FnOnce(&mut Counters) -> R) -> R {
+    state::with(|s| f(&mut s.current_hot().counters))
+}
+
+/// Count a minor fault (a demand-zero page mapped) for the running task.
+pub fn note_minor_fault() {
+    with_current(|c| c.minflt += 1);
+}
+
+/// Count one `read` of `bytes` bytes for the running task.
+pub fn account_read(bytes: u64) {
+    with_current(|c| {
+        c.read_syscalls += 1;
+        c.read_char += bytes;
+    });
+}
+
+/// Count one `write` of `bytes` bytes for the running task.
+pub fn account_write(bytes: u64) {
+    with_current(|c| {
+        c.write_syscalls += 1;
+        c.write_char += bytes;
+    });
+}
+
+/// Count `sectors` 512-byte blocks read (`write` false) or written by the running task.
+pub fn account_blocks(sectors: u64, write: bool) {
+    with_current(|c| {
+        if write {
+            c.oublock += sectors;
+        } else {
+            c.inblock += sectors;
+        }
+    });
+}

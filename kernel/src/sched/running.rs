@@ -1,0 +1,85 @@
+//! Which of the three running microstates the task on the CPU is in, and the kill flag
+//! checked on every way back to user mode.
+//!
+//! A running task charges ONCPU_USR (user code), ONCPU_SYS (a system call) or ONCPU_TRAP
+//! (an exception). The entry paths (`syscall`, `trap`) and the return to user mode tell the
+//! run queue which, so the switch is exact to the TSC tick and correct inside interrupts.
+//! The kill flag says the task's process is exiting: the task must leave through
+//! `proc/exit.rs` instead of returning to user mode.
+
+use tally_microstate::{MicroState, MsaTimes};
+use tally_runqueue::{BlockReason, SleepKind, TaskSlot, TaskState};
+
+use super::state::{self, Store};
+
+/// The running task now runs in `state` (ONCPU_USR, ONCPU_SYS or ONCPU_TRAP): its
+/// microstate clock switches at this instant (or when the current interrupt ends).
+pub fn set_running_state(state: MicroState) {
+    state::with(|s| {
+        let me = s.rq.current();
+        s.rq.set_running_state(&mut Store(&mut s.tasks), me, state, hal::tsc::read());
+    });
+}
+
+/// System-call entry: the task runs in the kernel (ONCPU_SYS) and has made one more call
+/// (counted for prstat's SCL) — one lock acquisition for both.
+pub fn syscall_entered() {
+    state::with(|s| {
+        let me = s.rq.current();
+        s.rq.set_running_state(&mut Store(&mut s.tasks), me, MicroState::OncpuSys, hal::tsc::read());
+        s.current_hot().counters.syscalls += 1;
+    });
+}
+
+/// Going back to ring 3 (after a system call, or for the first time): unless the task's
+/// process is being killed, it runs in ONCPU_USR from now — the check and the state switch
+/// under one lock. Returns whether it is being killed (then nothing changed: the caller
+/// must exit instead of returning). Call with interrupts off, so no kill slips in before
+/// ring 3.
+pub fn enter_user_mode() -> bool {
+    state::with(|s| {
+        let me = s.rq.current();
+        let killed = s.hot(me).is_some_and(|h| h.killed);
+        if !killed {
+            s.rq.set_running_state(&mut Store(&mut s.tasks), me, MicroState::OncpuUsr, hal::tsc::read());
+        }
+        killed
+    })
+}
+
+/// Is the current task's process being killed (so the task must not go back to user mode)?
+pub fn kill_pending() -> bool {
+    state::try_with(|s| {
+        let me = s.rq.current();
+        s.hot(me).is_some_and(|h| h.killed)
+    })
+    .unwrap_or(false)
+}
+
+/// Mark task `slot` to die at its next return towards user mode, and wake it if it sleeps
+/// interruptibly (its sleep ends early: `nanosleep` returns, `wait4` fails with `EINTR`).
+/// A task in an uninterruptible sleep (a disk request) finishes it first.
+pub fn kill(slot: TaskSlot, now: u64) {
+    state::with(|s| {
+        let Some(hot) = s.hot_mut(slot) else { return };
+        hot.killed = true;
+        if hot.se.state() == TaskState::Blocked(BlockReason::Sleep(SleepKind::Interruptible))
+            && s.rq.wake_up(&mut Store(&mut s.tasks), slot, now)
+        {
+            s.runq_changed(now);
+        }
+    });
+}
+
+/// Is task `slot` marked to die?
+pub fn killed(slot: TaskSlot) -> bool {
+    state::with(|s| s.hot(slot).is_some_and(|h| h.killed))
+}
+
+/// The running task's microstate clocks now (TSC ticks).
+pub fn current_msa() -> MsaTimes {
+    state::with(|s| {
+        let me = s.rq.current();
+        s.msa_snapshot(me, hal::tsc::read())
+    })
+}

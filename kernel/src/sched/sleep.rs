@@ -1,0 +1,75 @@
+//! Sleeping and waking: how a task leaves the run queue until something happens.
+//!
+//! [`block_current`] takes the running task off the run queue (its clock goes to the sleep's
+//! microstate, INTERRUPTIBLE or UNINTERRUPTIBLE) and switches away; [`wake`] puts a task
+//! back, from another task or an interrupt handler. A sleep may carry a deadline: the task is
+//! then also on the timer list, which every tick drains (`interrupts.rs`). The wait queues of
+//! the `sync` layer are built on these two functions.
+
+use tally_runqueue::{BlockReason, PrevAction, SleepKind, TaskSlot};
+
+use super::state::{self, Store};
+use super::switch::switch_and_clean;
+
+/// Block the running task in `kind` sleep until [`wake`] (or, with a deadline, until the
+/// first tick at or after it). Call with interrupts disabled, after registering the task
+/// where its waker will find it. Returns once the task runs again.
+pub fn block_current(kind: SleepKind, deadline: Option<u64>) {
+    let (threads, timer) = state::with_irqs_off(|s| {
+        let timer = deadline.map(|when| {
+            s.sleep_seq += 1;
+            s.sleepers.insert((when, s.sleep_seq), s.rq.current());
+            (when, s.sleep_seq)
+        });
+        (s.pick(PrevAction::Block(BlockReason::Sleep(kind))), timer)
+    });
+    switch_and_clean(threads);
+    if let Some(t) = timer {
+        // Woken before the deadline: the timer entry must not wake a later, unrelated sleep.
+        state::with_irqs_off(|s| s.sleepers.remove(&t));
+    }
+}
+
+/// Make a sleeping task runnable (no effect on a task that is not asleep). Callable from
+/// interrupt handlers; a wake-up of a higher-priority task asks for a reschedule.
+pub fn wake(slot: TaskSlot) {
+    hal::cpu::without_interrupts(|| {
+        state::try_with_irqs_off(|s| {
+            let now = hal::tsc::read();
+            if s.rq.wake_up(&mut Store(&mut s.tasks), slot, now) {
+                s.runq_changed(now);
+            }
+        });
+    });
+}
+
+/// Sleep (interruptibly) for at least `ns` nanoseconds; woken by the tick that passes the
+/// deadline, so the sleep lasts up to one tick longer. Returns early (false) if the task's
+/// process is being killed (see `proc/exit.rs`); true after the full sleep.
+pub fn sleep_ns(ns: u64) -> bool {
+    let deadline = hal::tsc::read().saturating_add(crate::base::time::clock().ns_to_ticks(ns));
+    while hal::tsc::read() < deadline {
+        if super::kill_pending() {
+            return false;
+        }
+        hal::cpu::without_interrupts(|| block_current(SleepKind::Interruptible, Some(deadline)));
+    }
+    true
+}
+
+/// The scheduler as the `sync` layer's wait queues see it (installed by `init`).
+pub(super) struct WaitQueueHooks;
+
+impl crate::sync::Scheduler for WaitQueueHooks {
+    fn current(&self) -> Option<TaskSlot> {
+        super::current_slot()
+    }
+
+    fn block(&self, kind: SleepKind, deadline: Option<u64>) {
+        block_current(kind, deadline)
+    }
+
+    fn wake(&self, task: TaskSlot) {
+        wake(task)
+    }
+}

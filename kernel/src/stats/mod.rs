@@ -1,0 +1,306 @@
+//! # stats — the kernel's statistics, published as Solaris-style kstats
+//!
+//! Tally's counters live where they are cheapest to keep: interrupt counts and handler
+//! timers in the runqueue's interrupt accounting (`task`), a disk's queues in its driver
+//! (`drivers::ata`), the run queue's length in [`runq`], memory counters in `mm`. This
+//! module publishes all of them the way Solaris does (kstat(3K)): one *chain* of kstats,
+//! each named `module:instance:name`, with a class, a type and a data section whose byte
+//! layout is the ABI in `tally_uapi::kstat`. The chain itself is `tally_kstat`'s
+//! [`KstatRegistry`]; this module owns the kernel's one instance of it, decides which
+//! kstats exist, and keeps their data fresh.
+//!
+//! ```text
+//!  where the numbers live              the kstat that publishes them       (file)
+//!  ----------------------------------  ----------------------------------  ----------
+//!  IrqAccounting, per IRQ line  ──┬──> pic:L:<line name>    intr, class interrupts   lines.rs
+//!    (task::snapshot().irq_lines) └──> unix:L:irq_timer     timer, class interrupts  lines.rs
+//!  each ATA disk's IoStats      ─────> ata:N:ataN           io,    class disk        disk.rs
+//!  task::runq_io() (scheduler)  ─────> unix:0:runq          io,    class sched       runq.rs
+//!  task, irq, mm, time counters ─────> unix:0:system_misc   named, class misc        system.rs
+//!  the message bus (crate::bus)   ─────> bus:0:genetlink      named, class net         bus.rs
+//!  the chain itself             ─────> unix:0:kstat_headers (KID 0) and unix:0:kstat_types
+//! ```
+//!
+//! ## The read path (what a `kstat` system call will wrap)
+//!
+//! [`read`]`(kid, buf)` is Solaris' `KSTAT_IOC_READ`: it returns the kstat's data section
+//! as ABI bytes in `buf`, its header with a fresh `ks_snaptime`, and the chain id (KCID).
+//! [`read_chain`]`(buf)` is the same read of KID 0, whose data is every kstat's header. A
+//! reader lists the chain, reads what it wants, and re-reads the chain whenever a read
+//! reports another KCID. A short buffer is refused with `BufferTooSmall { needed }`
+//! (`ENOMEM`, as `/dev/kstat` answers so that libkstat grows its buffer and retries); a KID
+//! that does not exist is `NoSuchKstat` (`ENOENT`).
+//!
+//! Each read first *refreshes* (Solaris' `ks_update`): the sources are sampled, kstats are
+//! created for IRQ lines that have fired since the last read (so the chain, and the KCID,
+//! change when a new line appears), and the data of the kstat being read is copied in
+//! from where it really lives. The one exception is the event timers: `tally_kstat` lets a
+//! provider start and stop a timer but not overwrite one, and the handler times are already
+//! summed by the interrupt accounting, so a timer kstat's records are produced at read time
+//! from those sums (Solaris' `ks_snapshot` hook for a virtual kstat; see `lines.rs`).
+//!
+//! ## Locking
+//!
+//! One spin lock around the registry, always taken with interrupts disabled, and never from
+//! an interrupt handler: nothing in IRQ context writes to the registry. Values updated in
+//! IRQ context stay where they are (the accounting, the driver's `IoStats`, [`runq`]'s
+//! state) and are copied on read. Lock order: the registry lock before the leaf locks of
+//! the disks' statistics and before the task lock (`runq::refresh` reads
+//! `task::runq_io()` under the registry lock); nothing takes the registry lock while holding
+//! the task lock.
+
+mod disks;
+mod genetlink;
+mod irq_lines;
+pub mod kstat_print;
+pub mod runq;
+mod system_misc;
+
+use alloc::vec::Vec;
+use spin::Mutex;
+use tally_kstat::{KstatError, KstatRead, KstatRegistry};
+use tally_microstate::IrqLineStats;
+use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_HEADERS_KID};
+
+use hal::cpu::without_interrupts;
+use hal::pic::NR_LINES;
+
+
+/// The registry and which of its kstats this module maintains.
+struct State {
+    reg: KstatRegistry,
+    /// The two kstats of each IRQ line that has fired.
+    lines: [Option<irq_lines::LineKstats>; NR_LINES],
+    /// Lines whose kstats could not be created (e.g. a provider took the name): not
+    /// retried at every read.
+    lines_failed: [bool; NR_LINES],
+    /// (KID, disk index) of each disk's io kstat.
+    disks: Vec<(KidT, usize)>,
+    runq: Option<KidT>,
+    misc: Option<KidT>,
+    bus: Option<KidT>,
+}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+/// Run `f` on the registry state with interrupts disabled. `None` before [`init`].
+fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
+    without_interrupts(|| STATE.lock().as_mut().map(f))
+}
+
+/// Sample the sources and run `f` with them on the state; `None` before [`init`] (checked
+/// first: the sources include the task layer, which exists only from then on).
+fn with_sources<R>(f: impl FnOnce(&mut State, &Sources) -> R) -> Option<R> {
+    without_interrupts(|| STATE.lock().is_some()).then(Sources::gather).and_then(|src| with_state(|st| f(st, &src)))
+}
+
+/// Nanoseconds since boot as an `hrtime_t`, the time base of every kstat.
+pub fn now() -> Hrtime {
+    hrtime(crate::base::time::monotonic_ns().unwrap_or(0))
+}
+
+/// A `u64` of nanoseconds as an `hrtime_t` (saturating; it would take 292 years).
+pub(crate) fn hrtime(ns: u64) -> Hrtime {
+    Hrtime::try_from(ns).unwrap_or(Hrtime::MAX)
+}
+
+/// What the providers outside this module say, sampled before the registry lock is taken.
+pub(crate) struct Sources {
+    pub lines: [IrqLineStats; NR_LINES],
+    pub irq_counts: [u64; NR_LINES],
+    pub irq_spurious: [u64; NR_LINES],
+    pub nproc: u32,
+    pub nr_switches: u64,
+    pub ticks: u64,
+    pub mem: crate::base::memory::MemStats,
+    pub bus: tally_msgbus::BusStats,
+}
+
+impl Sources {
+    fn gather() -> Self {
+        let snap = crate::acct::snapshot();
+        let (irq_counts, irq_spurious) = crate::irq::counters();
+        Sources {
+            lines: snap.irq_lines,
+            irq_counts,
+            irq_spurious,
+            nproc: u32::try_from(snap.tasks.len()).unwrap_or(u32::MAX),
+            nr_switches: crate::sched::nr_switches(),
+            ticks: crate::irq::ticks(),
+            mem: crate::base::memory::stats(),
+            bus: crate::bus::stats(),
+        }
+    }
+}
+
+/// Build the registry (`kstat_init`) and create the kstats of everything already there:
+/// the disks the driver found, the run queue, `system_misc`, and the IRQ lines that have
+/// fired. Runs once in `kmain`, after `drivers::init`; later calls do nothing.
+pub fn init() {
+    let src = Sources::gather();
+    let created = without_interrupts(|| {
+        let mut guard = STATE.lock();
+        if guard.is_some() {
+            return None;
+        }
+        let t = now();
+        let mut st = State { reg: KstatRegistry::new(t), lines: [None; NR_LINES], lines_failed: [false; NR_LINES], disks: Vec::new(), runq: None, misc: None, bus: None };
+        st.disks = disks::create_all(&mut st.reg, t);
+        st.runq = log_err("unix:0:runq", runq::create(&mut st.reg, t));
+        st.misc = log_err("unix:0:system_misc", system_misc::create(&mut st.reg, t));
+        st.bus = log_err("bus:0:genetlink", genetlink::create(&mut st.reg, t));
+        irq_lines::discover(&mut st, &src, t);
+        let n = (st.reg.len(), st.reg.chain_id());
+        *guard = Some(st);
+        Some(n)
+    });
+    if let Some((len, kcid)) = created {
+        log::info!("kstat: {len} kstats in the chain, chain id {kcid}");
+    }
+}
+
+/// `ks_update` of a named kstat: `values` in the order its statistics were created.
+fn set_in_order(reg: &mut KstatRegistry, kid: KidT, values: impl IntoIterator<Item = KstatValue>) -> Result<(), KstatError> {
+    let named = reg.named_mut(kid)?;
+    for (i, v) in values.into_iter().enumerate() {
+        named.set(i, v)?;
+    }
+    Ok(())
+}
+
+fn log_err(what: &str, r: Result<KidT, KstatError>) -> Option<KidT> {
+    r.map_err(|e| log::warn!("kstat: cannot create {what}: {e:?}")).ok()
+}
+
+/// The current chain id (KCID), with kstats for newly fired IRQ lines created first.
+pub fn chain_id() -> KidT {
+    with_sources(|st, src| {
+        irq_lines::discover(st, src, now());
+        st.reg.chain_id()
+    })
+    .unwrap_or(0)
+}
+
+/// Read KID 0, the chain: one `KstatHeader` per kstat, in increasing KID order, then the
+/// KCID in the result. The buffer must hold [`data_size`]`(0)` bytes.
+pub fn read_chain(buf: &mut [u8]) -> Result<KstatRead, KstatError> {
+    read(KSTAT_HEADERS_KID, buf)
+}
+
+/// Read kstat `kid` (`KSTAT_IOC_READ`): refresh it from its source, write its data section
+/// into the start of `buf` as ABI records, stamp `ks_snaptime` with the time of the read,
+/// and return the header, the length written and the KCID. Errors leave `buf` and the
+/// chain as they were, except that kstats of newly fired IRQ lines may have been created.
+pub fn read(kid: KidT, buf: &mut [u8]) -> Result<KstatRead, KstatError> {
+    with_sources(|st, src| {
+        let t = now();
+        irq_lines::discover(st, src, t);
+        refresh(st, kid, src);
+        let got = st.reg.read(kid, t, buf)?;
+        if let Some(data) = buf.get_mut(..got.len) {
+            irq_lines::snapshot_timer(st, kid, src, data);
+        }
+        Ok(got)
+    })
+    .unwrap_or(Err(KstatError::NoSuchKstat))
+}
+
+/// [`read`] into a buffer that grows until the data fits, as libkstat's `kstat_read`
+/// does. For kernel-side readers (the self-test, a console command).
+pub fn read_vec(kid: KidT) -> Result<(KstatRead, Vec<u8>), KstatError> {
+    let mut buf = Vec::new();
+    // The size can only grow between tries when kstats are created; a few tries suffice.
+    for _ in 0..8 {
+        match read(kid, &mut buf) {
+            Ok(got) => {
+                buf.truncate(got.len);
+                return Ok((got, buf));
+            }
+            Err(KstatError::BufferTooSmall { needed }) => {
+                buf.try_reserve_exact(needed.saturating_sub(buf.len())).map_err(|_| KstatError::NoMemory)?;
+                buf.resize(needed, 0);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(KstatError::NoMemory)
+}
+
+/// The header of `kid` as the chain lists it, with the current chain id (no snapshot is
+/// taken: `ks_snaptime` is the last read's). For a reader told its buffer is too small.
+pub fn header(kid: KidT) -> Option<(tally_uapi::kstat::KstatHeader, KidT)> {
+    with_state(|st| st.reg.header(kid).map(|h| (h, st.reg.chain_id()))).flatten()
+}
+
+/// Bytes [`read`] needs for `kid` now.
+pub fn data_size(kid: KidT) -> Result<usize, KstatError> {
+    with_state(|st| st.reg.data_size(kid)).unwrap_or(Err(KstatError::NoSuchKstat))
+}
+
+/// `kstat_lookup`: the KID of `module:instance:name`, if it exists.
+pub fn lookup(module: &str, instance: i32, name: &str) -> Option<KidT> {
+    with_state(|st| st.reg.lookup(module, instance, name)).flatten()
+}
+
+/// For a provider: create and install a named kstat whose statistics it will set with
+/// [`set_named`]. `stats` are `(name, KSTAT_DATA_*)` pairs. Returns its KID.
+pub fn create_named(module: &str, instance: i32, name: &str, class: &str, stats: &[(&str, u8)]) -> Result<KidT, KstatError> {
+    with_state(|st| {
+        let kid = st.reg.create_named(module, instance, name, class, stats, now())?;
+        st.reg.install(kid)?;
+        Ok(kid)
+    })
+    .unwrap_or(Err(KstatError::NoSuchKstat))
+}
+
+/// For a provider: set one statistic of a named kstat it created.
+pub fn set_named(kid: KidT, statistic: &str, value: KstatValue) -> Result<(), KstatError> {
+    with_state(|st| {
+        if st.is_managed(kid) {
+            return Err(KstatError::Permanent);
+        }
+        st.reg.named_mut(kid)?.set_by_name(statistic, value)
+    })
+    .unwrap_or(Err(KstatError::NoSuchKstat))
+}
+
+/// `kstat_delete` for a provider's kstat. The kstats this module maintains (and KID 0)
+/// are refused with `Permanent`.
+pub fn delete(kid: KidT) -> Result<(), KstatError> {
+    with_state(|st| {
+        if st.is_managed(kid) {
+            return Err(KstatError::Permanent);
+        }
+        st.reg.delete(kid)
+    })
+    .unwrap_or(Err(KstatError::NoSuchKstat))
+}
+
+impl State {
+    /// Is `kid` one of the kstats this module keeps (or a system kstat of the registry)?
+    fn is_managed(&self, kid: KidT) -> bool {
+        kid == KSTAT_HEADERS_KID
+            || self.reg.lookup("unix", 0, "kstat_types") == Some(kid)
+            || self.runq == Some(kid)
+            || self.misc == Some(kid)
+            || self.bus == Some(kid)
+            || self.disks.iter().any(|&(k, _)| k == kid)
+            || self.lines.iter().flatten().any(|l| l.intr == kid || l.timer == kid)
+    }
+}
+
+/// `ks_update` for `kid`: copy its data in from where it lives. A failure leaves the
+/// previous values (a reader sees slightly stale numbers rather than an error).
+fn refresh(st: &mut State, kid: KidT, src: &Sources) {
+    if st.runq == Some(kid) {
+        let _ = runq::refresh(&mut st.reg, kid);
+    } else if st.misc == Some(kid) {
+        let _ = system_misc::refresh(&mut st.reg, kid, src);
+    } else if st.bus == Some(kid) {
+        let _ = genetlink::refresh(&mut st.reg, kid, &src.bus);
+    } else if let Some(&(_, index)) = st.disks.iter().find(|&&(k, _)| k == kid) {
+        let _ = disks::refresh(&mut st.reg, kid, index);
+    } else {
+        irq_lines::refresh(st, kid, src);
+    }
+}

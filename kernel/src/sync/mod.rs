@@ -1,0 +1,45 @@
+//! # sync — how a task waits for something, and how that something wakes it
+//!
+//! The bottom layer of the kernel binary's own code: wait queues ([`WaitQueue`]), the
+//! one-event completion an interrupt handler signals ([`IrqCompletion`]), and a lock whose
+//! contenders sleep instead of spinning ([`SleepLock`]). Files, the bus and the drivers wait
+//! with these.
+//!
+//! Waiting means taking the running task off the run queue, which is the scheduler's
+//! business, one layer up. So this layer never names the scheduler: the `sched` layer
+//! installs itself at boot as the [`Scheduler`] these primitives block and wake through
+//! ([`install`]). Before that, a waiter simply halts until the next interrupt.
+
+mod completion;
+mod sleeplock;
+mod waitqueue;
+
+pub use completion::IrqCompletion;
+pub use sleeplock::SleepLock;
+pub use waitqueue::WaitQueue;
+
+use spin::Once;
+use tally_runqueue::{SleepKind, TaskSlot};
+
+/// What the primitives need of a scheduler: who is running, how it blocks, how a sleeper
+/// is woken. Implemented by the `sched` layer, which hands itself to [`install`].
+pub trait Scheduler: Sync {
+    /// The running task (`None` while there is nobody to switch to, early in boot).
+    fn current(&self) -> Option<TaskSlot>;
+    /// Block the running task in `kind` sleep until woken (or until the TSC passes
+    /// `deadline`). Called with interrupts disabled, after the task is on a queue.
+    fn block(&self, kind: SleepKind, deadline: Option<u64>);
+    /// Make `task` runnable if it sleeps. Callable from interrupt handlers.
+    fn wake(&self, task: TaskSlot);
+}
+
+static SCHEDULER: Once<&'static dyn Scheduler> = Once::new();
+
+/// Make the primitives block and wake through `scheduler`. Call once, at boot.
+pub fn install(scheduler: &'static dyn Scheduler) {
+    SCHEDULER.call_once(|| scheduler);
+}
+
+fn scheduler() -> Option<&'static dyn Scheduler> {
+    SCHEDULER.get().copied()
+}

@@ -1,0 +1,172 @@
+//! # trap — what the kernel does with CPU exceptions
+//!
+//! A breakpoint is reported and execution resumes after the `int3`. (A page fault in the
+//! direct user copy never gets here: `arch`'s `idt.rs` sends it back to the copy, see
+//! `hal::uaccess`.) Every other exception in the kernel is fatal: the report names the
+//! exception, its vector, the error code, RIP, and CR2 for page faults, and the run ends
+//! through QEMU's exit device with a failure status, so a broken kernel never hangs or
+//! reboots in a loop.
+//!
+//! A double fault whose CR2 lies just below the interrupted stack pointer is a kernel stack
+//! overflow: the push that hit the guard page faulted, and so did delivering that fault on
+//! the same stack. The handler runs on its own IST stack, which is why it can say so.
+//!
+//! **Exceptions from user mode** (ring 3: the low bits of the saved CS) are the process's
+//! problem, not the kernel's. The task's running microstate becomes ONCPU_TRAP; a page fault
+//! that a demand-zero region explains is fixed (`proc::vm`: a zeroed page is mapped, a minor
+//! fault counted) and the task resumes in ONCPU_USR at the faulting instruction; anything
+//! else kills the task's process with the signal Linux would send — SIGFPE for a divide
+//! error, SIGILL for an invalid opcode, SIGTRAP for a breakpoint or single step, SIGBUS for
+//! an alignment check, SIGSEGV for page and protection faults — as its wait status, and the
+//! kernel and every other task go on. (No signal handlers exist yet, so every such signal
+//! is fatal. For the signals whose default action is a core dump the status carries the
+//! core flag, so the accounting says ACORE as well as AXSIG; no core file is written.)
+//! Non-maskable
+//! interrupts, double faults and machine checks stay fatal wherever they come from.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use tally_microstate::MicroState;
+
+use hal::{idt::Exception, qemu::ExitCode};
+
+use crate::base::console::emergency_print;
+use crate::{proc, sched};
+
+pub use tally_uapi::signal::{SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
+
+static BREAKPOINTS: AtomicU64 = AtomicU64::new(0);
+/// User tasks killed by an exception, and demand-zero faults fixed, since boot.
+static USER_KILLS: AtomicU64 = AtomicU64::new(0);
+static USER_FAULTS_FIXED: AtomicU64 = AtomicU64::new(0);
+
+/// The signal Linux sends for exception `vector` taken in user mode.
+pub fn signal_for(vector: u8) -> u8 {
+    match vector {
+        0 | 7 | 16 | 19 => SIGFPE,
+        1 | 3 => SIGTRAP,
+        6 => SIGILL,
+        11 | 12 | 17 => SIGBUS,
+        _ => SIGSEGV,
+    }
+}
+
+fn signal_name(sig: u8) -> &'static str {
+    match sig {
+        SIGTRAP => "SIGTRAP",
+        SIGILL => "SIGILL",
+        SIGBUS => "SIGBUS",
+        SIGFPE => "SIGFPE",
+        SIGSEGV => "SIGSEGV",
+        _ => "signal",
+    }
+}
+
+/// Any exception except breakpoints and page faults (which have their own entry points).
+pub fn exception(e: &Exception) -> ! {
+    if !e.from_user() || matches!(e.vector, 2 | 8 | 18) {
+        fatal(e)
+    }
+    sched::set_running_state(MicroState::OncpuTrap);
+    kill_user(e, signal_for(e.vector))
+}
+
+/// A page fault: demand-zero for user tasks (returns to retry the instruction), SIGSEGV for
+/// user addresses they may not use that way, fatal in the kernel.
+pub fn page_fault(e: &Exception) {
+    if !e.from_user() {
+        fatal(e)
+    }
+    sched::set_running_state(MicroState::OncpuTrap);
+    let code = e.error_code.unwrap_or(0);
+    let (write, reserved, exec) = (code & 0x2 != 0, code & 0x8 != 0, code & 0x10 != 0);
+    let addr = e.cr2.unwrap_or(0);
+    if !reserved && proc::user_page_fault(addr, write, exec) {
+        USER_FAULTS_FIXED.fetch_add(1, Ordering::Relaxed);
+        sched::set_running_state(MicroState::OncpuUsr);
+        return;
+    }
+    kill_user(e, SIGSEGV)
+}
+
+/// Report a fatal user exception (as Linux's "segfault at" line) and end the process.
+fn kill_user(e: &Exception, sig: u8) -> ! {
+    USER_KILLS.fetch_add(1, Ordering::Relaxed);
+    let ids = proc::current_ids();
+    let comm = ids.comm.iter().position(|&b| b == 0).map_or(&ids.comm[..], |n| &ids.comm[..n]);
+    let comm = core::str::from_utf8(comm).unwrap_or("?");
+    match e.cr2 {
+        Some(cr2) => println!(
+            "{comm}[{}]: {} at {cr2:#x} rip {:#x} rsp {:#x} error {:#x} in user mode: killed by {}",
+            ids.pid,
+            e.name,
+            e.rip,
+            e.rsp,
+            e.error_code.unwrap_or(0),
+            signal_name(sig)
+        ),
+        None => println!(
+            "{comm}[{}]: {} (vector {}) at rip {:#x} rsp {:#x} in user mode: killed by {}",
+            ids.pid,
+            e.name,
+            e.vector,
+            e.rip,
+            e.rsp,
+            signal_name(sig)
+        ),
+    }
+    proc::exit_signaled(sig)
+}
+
+/// (user tasks killed by exceptions, user page faults fixed by demand-zero) since boot.
+pub fn user_fault_counts() -> (u64, u64) {
+    (USER_KILLS.load(Ordering::Relaxed), USER_FAULTS_FIXED.load(Ordering::Relaxed))
+}
+
+/// How far below the stack pointer a faulting address may be and still count as the stack
+/// overflowing (a function may reserve a large frame before touching it).
+const STACK_OVERFLOW_WINDOW: u64 = 64 * 1024;
+
+pub fn breakpoint(e: &Exception) {
+    if e.from_user() {
+        sched::set_running_state(MicroState::OncpuTrap);
+        kill_user(e, SIGTRAP)
+    }
+    BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
+    log::info!("breakpoint (vector 3) at rip={:#018x}, resuming", e.rip);
+}
+
+pub fn breakpoints() -> u64 {
+    BREAKPOINTS.load(Ordering::Relaxed)
+}
+
+pub fn fatal(e: &Exception) -> ! {
+    // No allocation here: the fault may have happened inside the allocator.
+    emergency_print(format_args!(
+        "\nEXCEPTION: {} (vector {}) in {} mode\n",
+        e.name,
+        e.vector,
+        if e.from_user() { "user" } else { "kernel" }
+    ));
+    match e.error_code {
+        Some(c) => emergency_print(format_args!("  error code: {c:#x}\n")),
+        None => emergency_print(format_args!("  error code: none\n")),
+    }
+    emergency_print(format_args!(
+        "  rip={:#018x} cs={:#x} rflags={:#x} rsp={:#018x}\n",
+        e.rip,
+        e.cs,
+        e.rflags,
+        e.rsp,
+    ));
+    if let Some(cr2) = e.cr2 {
+        emergency_print(format_args!("  cr2={cr2:#018x}\n"));
+        if e.vector == 8 && cr2 < e.rsp && e.rsp - cr2 <= STACK_OVERFLOW_WINDOW {
+            let (lo, hi) = hal::gdt::double_fault_stack();
+            emergency_print(format_args!(
+                "  kernel stack overflow: rsp {:#x} ran into the guard page at {:#x} (handled on IST stack {:#x}..{:#x})\n",
+                e.rsp, cr2, lo, hi
+            ));
+        }
+    }
+    hal::qemu::exit(ExitCode::Failure)
+}
