@@ -68,7 +68,7 @@ pub use account::{
     children_totals, current_process_cpu_ticks, msa_breakdown, msa_of, process_usage, recent_exits, task_stats,
     MsaWhich, TaskStat,
 };
-pub use exec::{exec_program, spawn_program};
+pub use exec::{exec_program, spawn_program, spawn_program_vm};
 pub use lifecycle::{exit, exit_group, exit_if_killed, exit_signaled, kill_pending, return_to_user, sleep_ns, spawn, spawn_thread, wait, wait_child, yield_now, SchedParams, WaitOptions, WaitResult};
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used};
 pub use signal::kill;

@@ -28,5 +28,4 @@ pub mod syscall_entry;
 pub mod tsc;
 pub mod uaccess;
 pub mod user_programs;
-pub mod user_programs_proc;
 pub mod usermode;

@@ -510,10 +510,9 @@ core::arch::global_asm!(
     ".popsection",
 );
 
-/// Declares the programs' start/end labels and a `program(name)` lookup over them;
-/// `otherwise` (a closure of the name) answers names not in the list. Used by this file and `user_programs_proc.rs`.
+/// Declares the programs' start/end labels and a `program(name)` lookup over them.
 macro_rules! programs {
-    (otherwise: $otherwise:expr; $($name:ident = $start:ident .. $end:ident),* $(,)?) => {
+    ($($name:ident = $start:ident .. $end:ident),* $(,)?) => {
         unsafe extern "C" {
             $(static $start: u8; static $end: u8;)*
         }
@@ -530,16 +529,12 @@ macro_rules! programs {
                     core::slice::from_raw_parts(start, end as usize - start as usize)
                 });
             })*
-            let otherwise: fn(&str) -> Option<&'static [u8]> = $otherwise;
-            otherwise(name)
+            None
         }
     };
 }
-pub(super) use programs;
 
 programs!(
-    // The programs for processes, threads and the accounting calls.
-    otherwise: |name| super::user_programs_proc::program(name);
     smoke = tally_uprog_smoke_start..tally_uprog_smoke_end,
     syscalls = tally_uprog_syscalls_start..tally_uprog_syscalls_end,
     fault = tally_uprog_fault_start..tally_uprog_fault_end,
