@@ -11,7 +11,8 @@
 //! charged to the task's ONCPU_TRAP microstate. An address outside every region (or a write
 //! to a read-only region) is a real fault: SIGSEGV.
 //!
-//! The user half is laid out as on a small Linux process:
+//! The user half is laid out as on a small Linux process (the addresses are ABI, defined in
+//! `tally_uapi::layout`):
 //!
 //! ```text
 //!   0x0000_7fff_ffff_0000  USER_STACK_TOP   ── initial stack pointer just below
