@@ -20,6 +20,8 @@
 //! * [`heap`]: a global allocator (so `alloc::vec::Vec`, `String`, `format!` work), a
 //!   free-list allocator whose memory comes from growing the program break with `brk`.
 //! * The panic handler: prints `NAME: panic: MESSAGE at FILE:LINE` and exits with 101.
+//! * [`fixture`]: what the kernel self-tests' ring-3 fixtures (`userland/src/test/`, packed
+//!   as `/test/NAME`) share: numbered checks and the result area.
 //!
 //! A program:
 //!
@@ -34,8 +36,8 @@
 //! ```
 //!
 //! `unsafe` lives in four modules only: [`start`] (reading the initial stack), [`sys`]
-//! (the `syscall` instruction), [`heap`] (handing out raw memory) and [`thread`] (giving
-//! a fresh stack to a new thread).
+//! (the `syscall` instruction, and [`sys::Mapping`]'s view of mapped memory), [`heap`]
+//! (handing out raw memory) and [`thread`] (giving a fresh stack to a new thread).
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -43,6 +45,7 @@ extern crate alloc;
 
 pub mod bus;
 pub mod errno;
+pub mod fixture;
 pub mod heap;
 pub mod io;
 pub mod process;

@@ -13,8 +13,13 @@
 //! Wrappers that could break the program's own memory if misused (`mmap` with a fixed
 //! address, `munmap`, `brk`, `thread_create`) are `unsafe fn`s; the rest are safe: the kernel
 //! only ever writes into the buffers the wrappers pass, within their lengths.
+//!
+//! Two safe faces for what those `unsafe fn`s do: [`Mapping`], anonymous memory a program
+//! owns (mapped, looked at, replaced, unmapped), and [`probe`], the same calls with the
+//! arguments a contract test needs the kernel to refuse (bad pointers, lying lengths).
 
 use alloc::vec::Vec;
+use core::sync::atomic::AtomicU64;
 
 use tally_uapi::errno::{E2BIG, EINVAL, EIO};
 use tally_uapi::kstat::{KidT, KstatReadInfo};
@@ -378,4 +383,357 @@ pub fn open(path: &str, flags: usize) -> Result<usize, Errno> {
     c_path.extend_from_slice(path.as_bytes());
     c_path.push(0);
     call(SYS_OPEN, [c_path.as_ptr() as usize, flags, 0, 0, 0, 0])
+}
+
+// ---- Memory a program owns: anonymous mappings ----------------------------------------
+
+const PAGE: usize = 4096;
+
+/// An anonymous private mapping that this program owns, unmapped when dropped: the safe face
+/// of `mmap`/`munmap` for memory a program wants to look at. [`Mapping::words`] shows it as
+/// 64-bit atomics, since the kernel may change it under the program (a system call that
+/// was given its address, a test that writes a process's memory, [`Mapping::replace`]);
+/// [`Mapping::bytes_mut`] as plain bytes while nothing else is borrowed.
+#[derive(Debug)]
+pub struct Mapping {
+    addr: usize,
+    len: usize,
+    prot: usize,
+}
+
+impl Mapping {
+    /// `mmap(0, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)`: fresh demand-zero pages
+    /// wherever the kernel finds room.
+    pub fn new(len: usize, prot: usize) -> Result<Mapping, Errno> {
+        // SAFETY: no MAP_FIXED: the kernel only uses a gap, so nothing is replaced.
+        let addr = unsafe { mmap(0, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) }?;
+        Ok(Mapping { addr, len, prot })
+    }
+
+    /// The same at exactly `addr`, with `MAP_FIXED_NOREPLACE`: `EEXIST` if anything is mapped
+    /// there, so nothing is ever replaced.
+    pub fn fixed(addr: usize, len: usize, prot: usize) -> Result<Mapping, Errno> {
+        // SAFETY: MAP_FIXED_NOREPLACE fails rather than replace anything.
+        let got = unsafe { mmap(addr, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) }?;
+        let m = Mapping { addr: got, len, prot };
+        if got != addr {
+            // A kernel that took the address as a hint: not what was asked (dropping unmaps it).
+            return Err(Errno(tally_uapi::errno::EEXIST));
+        }
+        Ok(m)
+    }
+
+    /// Its first address.
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+
+    /// Its length in bytes, as asked (the kernel maps whole pages).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Never true: `mmap` refuses a length of 0.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn assert_read_write(&self) {
+        assert!(self.prot & (PROT_READ | PROT_WRITE) == PROT_READ | PROT_WRITE, "the mapping is not readable and writable");
+    }
+
+    /// The memory as 64-bit words (the first `len / 8`). Panics unless it is mapped
+    /// `PROT_READ | PROT_WRITE`.
+    pub fn words(&self) -> &[AtomicU64] {
+        self.assert_read_write();
+        // SAFETY: [addr, addr + len) is mapped read/write, page-aligned, for as long as `self`
+        // lives (only `unmap`, `leak` and `drop` end that, and they take `self`); any bits are
+        // a valid `AtomicU64`. An atomic is an `UnsafeCell`, so the kernel changing the memory
+        // while this borrow lives (a system call given its address, `replace`) is allowed.
+        unsafe { core::slice::from_raw_parts(self.addr as *const AtomicU64, self.len / 8) }
+    }
+
+    /// The memory as bytes, borrowed exclusively. Panics unless it is mapped
+    /// `PROT_READ | PROT_WRITE`.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.assert_read_write();
+        // SAFETY: as in `words`; `&mut self` guarantees no other borrow of the memory exists.
+        unsafe { core::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
+    }
+
+    /// `MAP_FIXED` over `[addr + offset, addr + offset + len)`, which must lie in this mapping
+    /// and start on a page: the kernel replaces those pages with fresh zero pages of the same
+    /// protection. Returns the address the kernel answered.
+    pub fn replace(&self, offset: usize, len: usize) -> Result<usize, Errno> {
+        assert!(offset % PAGE == 0 && len > 0 && offset.checked_add(len).is_some_and(|e| e <= self.len));
+        // SAFETY: the range stays mapped (its pages become zero pages); the program reaches
+        // this memory only through `words` (atomics: a change by the kernel is allowed) or
+        // `bytes_mut`, which needs `&mut self` and so cannot be borrowed now.
+        unsafe { mmap(self.addr + offset, len, self.prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) }
+    }
+
+    /// Reads the word at `offset` with a plain load instruction, whatever the protection: on
+    /// memory mapped `PROT_NONE` the CPU faults and the kernel ends the process (SIGSEGV) —
+    /// how a program shows that `PROT_NONE` is enforced.
+    pub fn load(&self, offset: usize) -> u64 {
+        assert!(offset % 8 == 0 && offset.checked_add(8).is_some_and(|e| e <= self.len));
+        let v: u64;
+        // SAFETY: the address lies in this mapping, a region of the process's memory map for
+        // as long as `self` lives, so no other data of the program is there; the instruction
+        // only reads 8 bytes. If the protection forbids that, the process ends at the fault.
+        unsafe {
+            core::arch::asm!(
+                "mov {v}, qword ptr [{p}]",
+                v = lateout(reg) v, p = in(reg) self.addr + offset,
+                options(nostack, readonly, preserves_flags),
+            );
+        }
+        v
+    }
+
+    /// Gives the memory up for good (it is never unmapped), e.g. as threads' stacks. Panics
+    /// unless it is mapped `PROT_READ | PROT_WRITE`.
+    pub fn leak(self) -> &'static mut [u8] {
+        self.assert_read_write();
+        let m = core::mem::ManuallyDrop::new(self);
+        // SAFETY: as in `bytes_mut`; the mapping is never unmapped now (no drop), and the
+        // `Mapping` is gone, so this is the only way to the memory.
+        unsafe { core::slice::from_raw_parts_mut(m.addr as *mut u8, m.len) }
+    }
+
+    /// `munmap` of the whole mapping; the call's answer.
+    pub fn unmap(self) -> Result<usize, Errno> {
+        let m = core::mem::ManuallyDrop::new(self);
+        // SAFETY: the `Mapping` is consumed, so no borrow of its memory is left.
+        unsafe { munmap(m.addr, m.len) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `&mut self` in `drop`: no borrow of the memory is left.
+        let _ = unsafe { munmap(self.addr, self.len) };
+    }
+}
+
+/// # Contract probes: calls with arguments the kernel must refuse
+///
+/// The wrappers above pass only what Rust references describe, so they cannot say "this
+/// buffer is in the kernel" or "`ntimers` is -1". A contract test needs exactly that: the
+/// test fixtures (`userland/src/test/`, see `tally_uapi::fixture`) ask each call with bad
+/// pointers, lying lengths and out-of-range integers, and check the answer. The probes
+/// here make those calls without `unsafe` in the program, and stay sound because of what
+/// each argument can be:
+///
+/// * memory the call only *reads* (`spawn`'s path and arguments, `blk_write`'s buffer, a
+///   `nanosleep` request, a `sched_setscheduler` parameter) is a plain address: reading
+///   anything changes nothing;
+/// * memory the call may *write* is an [`Out`]: a buffer of the program lent with its true
+///   length (the probe checks that the call cannot write more), or a [`BadPtr`], an address
+///   where the program keeps nothing (NULL, unmapped, the kernel half, non-canonical) or
+///   that is read-only (its code), which the kernel must refuse to write;
+/// * calls that would change the memory map (`mmap` with `MAP_FIXED`, `munmap`,
+///   `thread_create`) take only arguments the documented contract refuses (a range over the
+///   image or the stack's guard page, an unaligned address, a bad entry or stack), and
+///   check that locally first.
+///
+/// So the soundness of a probe rests on the kernel keeping the contracts in
+/// `tally_uapi::syscall`, as every wrapper's does.
+pub mod probe {
+    use core::marker::PhantomData;
+
+    use tally_uapi::kstat::KstatReadInfo;
+    use tally_uapi::layout::{USER_END, USER_HEAP_MAX, USER_IMAGE_BASE, USER_MMAP_BASE, USER_STACK_GUARD};
+    use tally_uapi::msa::NR_MICROSTATES;
+    use tally_uapi::syscall::*;
+
+    use super::{call, PAGE};
+    use crate::Errno;
+
+    /// An address where this program keeps nothing it could lose to a write, for the
+    /// pointer arguments the kernel must refuse.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct BadPtr(usize);
+
+    /// `BadPtr::UNMAPPED`: in the user half, below the `mmap` area and beyond anywhere `brk`
+    /// can take the heap (the image is a few pages at `USER_IMAGE_BASE`), so nothing is ever
+    /// mapped there unless a program asks for it with `MAP_FIXED`.
+    const UNMAPPED: usize = 0xdead_0000;
+    const _: () = assert!(USER_IMAGE_BASE + 2 * USER_HEAP_MAX <= UNMAPPED as u64 && (UNMAPPED as u64) < USER_MMAP_BASE);
+
+    impl BadPtr {
+        /// Address 0: never mapped (`USER_MIN_ADDR`).
+        pub const NULL: BadPtr = BadPtr(0);
+        /// `0xdead0000`: in the user half, in no region.
+        pub const UNMAPPED: BadPtr = BadPtr(UNMAPPED);
+        /// The first address of the kernel half.
+        pub const KERNEL: BadPtr = BadPtr(0xffff_8000_0000_0000);
+        /// The first non-canonical address (`USER_END`).
+        pub const NON_CANONICAL: BadPtr = BadPtr(USER_END as usize);
+
+        /// Any address at or above `USER_END` (non-canonical or the kernel half).
+        pub const fn above_user(addr: usize) -> Option<BadPtr> {
+            if addr as u64 >= USER_END { Some(BadPtr(addr)) } else { None }
+        }
+
+        /// The program's first code byte: mapped, but read and execute only.
+        pub fn code() -> BadPtr {
+            BadPtr(crate::start::image_bounds().0)
+        }
+
+        /// The address itself.
+        pub const fn addr(self) -> usize {
+            self.0
+        }
+    }
+
+    /// A pointer argument the kernel may write through: a buffer of the program with its
+    /// true length, or a [`BadPtr`] (which the kernel must refuse to write).
+    #[derive(Debug)]
+    pub struct Out<'a> {
+        addr: usize,
+        room: usize,
+        _buf: PhantomData<&'a mut [u8]>,
+    }
+
+    impl Out<'_> {
+        /// The address for a call that may write `need` bytes there.
+        fn arg(&self, need: usize) -> usize {
+            assert!(need <= self.room, "probe: the call may write more than the buffer holds");
+            self.addr
+        }
+    }
+
+    impl From<BadPtr> for Out<'_> {
+        fn from(p: BadPtr) -> Self {
+            Out { addr: p.0, room: usize::MAX, _buf: PhantomData }
+        }
+    }
+
+    macro_rules! out_from {
+        ($($t:ty),*) => {$(
+            impl<'a> From<&'a mut [$t]> for Out<'a> {
+                fn from(b: &'a mut [$t]) -> Self {
+                    Out { addr: b.as_mut_ptr() as usize, room: core::mem::size_of_val(b), _buf: PhantomData }
+                }
+            }
+            impl<'a> From<&'a mut $t> for Out<'a> {
+                fn from(b: &'a mut $t) -> Self {
+                    Out { addr: b as *mut $t as usize, room: core::mem::size_of::<$t>(), _buf: PhantomData }
+                }
+            }
+        )*};
+    }
+    // Integers: any bytes the kernel writes are a valid value.
+    out_from!(u8, i32, u64);
+
+    /// `spawn(path, path_len, argv, argc)` with the raw numbers. `spawn` only reads the
+    /// caller's memory.
+    pub fn spawn(path: usize, path_len: usize, argv: usize, argc: usize) -> Result<usize, Errno> {
+        call(SYS_SPAWN, [path, path_len, argv, argc, 0, 0])
+    }
+
+    /// `wait4(pid, status, options, rusage)`; `BadPtr::NULL` is "none", as in C.
+    pub fn wait4(pid: isize, status: Out, options: usize, rusage: Out) -> Result<usize, Errno> {
+        call(SYS_WAIT4, [pid as usize, status.arg(4), options, rusage.arg(Rusage::SIZE), 0, 0])
+    }
+
+    /// `msa(ntimers, which, timers)` with the raw registers. A buffer must hold all 13
+    /// timers: the kernel refuses more (`EINVAL`) and reads only the low 32 bits of `ntimers`.
+    pub fn msa(ntimers: usize, which: usize, timers: Out) -> Result<usize, Errno> {
+        call(SYS_MSA, [ntimers, which, timers.arg(8 * NR_MICROSTATES), 0, 0, 0])
+    }
+
+    /// `kstat_chain(buf, len, needed)`; `len` may not exceed a buffer's length.
+    pub fn kstat_chain(buf: Out, len: usize, needed: Out) -> Result<usize, Errno> {
+        call(SYS_KSTAT_CHAIN, [buf.arg(len), len, needed.arg(8), 0, 0, 0])
+    }
+
+    /// `kstat_read(kid, buf, len, info)`; `len` may not exceed a buffer's length.
+    pub fn kstat_read(kid: usize, buf: Out, len: usize, info: Out) -> Result<usize, Errno> {
+        call(SYS_KSTAT_READ, [kid, buf.arg(len), len, info.arg(KstatReadInfo::SIZE), 0, 0])
+    }
+
+    /// `blk_read(lba, buf, sectors)`. A buffer must hold the sectors, unless there are more
+    /// than `BLK_MAX_SECTORS`, which the kernel refuses (`EINVAL`) without writing.
+    pub fn blk_read(lba: usize, buf: Out, sectors: usize) -> Result<usize, Errno> {
+        let need = if sectors > BLK_MAX_SECTORS { 0 } else { sectors * BLK_SECTOR_SIZE };
+        call(SYS_BLK_READ, [lba, buf.arg(need), sectors, 0, 0, 0])
+    }
+
+    /// `blk_write(lba, buf, sectors)` with the raw numbers: it only reads the caller's memory.
+    pub fn blk_write(lba: usize, buf: usize, sectors: usize) -> Result<usize, Errno> {
+        call(SYS_BLK_WRITE, [lba, buf, sectors, 0, 0, 0])
+    }
+
+    /// `setpriority(which, who, prio)` with the raw registers (no memory involved).
+    pub fn setpriority(which: usize, who: usize, prio: usize) -> Result<usize, Errno> {
+        call(SYS_SETPRIORITY, [which, who, prio, 0, 0, 0])
+    }
+
+    /// `sched_setscheduler(pid, policy, param)` with `param` a raw address: it is only read.
+    pub fn sched_setscheduler(pid: usize, policy: usize, param: usize) -> Result<usize, Errno> {
+        call(SYS_SCHED_SETSCHEDULER, [pid, policy, param, 0, 0, 0])
+    }
+
+    /// `clock_gettime(clock, ts)` into any 16 bytes.
+    pub fn clock_gettime(clock: usize, ts: Out) -> Result<usize, Errno> {
+        call(SYS_CLOCK_GETTIME, [clock, ts.arg(16), 0, 0, 0, 0])
+    }
+
+    /// `nanosleep(req, rem)` with `req` a raw address (it is only read).
+    pub fn nanosleep(req: usize, rem: Out) -> Result<usize, Errno> {
+        call(SYS_NANOSLEEP, [req, rem.arg(16), 0, 0, 0, 0])
+    }
+
+    /// `mmap(addr, len, prot, flags, fd, offset)` with the raw numbers, never `MAP_FIXED`
+    /// (panics): the kernel then only maps into a gap, or refuses. A mapping made is the
+    /// program's for good.
+    pub fn mmap(addr: usize, len: usize, prot: usize, flags: usize, fd: isize, offset: usize) -> Result<usize, Errno> {
+        assert!(flags & MAP_FIXED == 0, "probe::mmap: MAP_FIXED could replace memory");
+        call(SYS_MMAP, [addr, len, prot, flags, fd as usize, offset])
+    }
+
+    /// `mmap(addr, len, prot, flags | MAP_FIXED, -1, 0)` over a range the kernel must refuse
+    /// (`EINVAL`): one overlapping the program's image or the stack's guard page (panics
+    /// otherwise).
+    pub fn mmap_fixed_refused(addr: usize, len: usize, prot: usize, flags: usize) -> Result<usize, Errno> {
+        let end = addr.saturating_add(len);
+        let overlaps = |s: usize, e: usize| addr < e && end > s;
+        let (image_start, image_end) = crate::start::image_bounds();
+        let guard = USER_STACK_GUARD as usize;
+        assert!(
+            overlaps(image_start, image_end) || overlaps(guard, guard + PAGE),
+            "probe::mmap_fixed_refused: the range may be mapped"
+        );
+        call(SYS_MMAP, [addr, len, prot, flags | MAP_FIXED, usize::MAX, 0])
+    }
+
+    /// `munmap(addr, len)` with arguments the kernel must refuse (`EINVAL`): an unaligned
+    /// address or a length of 0 (panics otherwise).
+    pub fn munmap_refused(addr: usize, len: usize) -> Result<usize, Errno> {
+        assert!(addr % PAGE != 0 || len == 0, "probe::munmap_refused: the range may be unmapped");
+        call(SYS_MUNMAP, [addr, len, 0, 0, 0, 0])
+    }
+
+    /// `thread_create(entry, top of stack, arg)` with an entry outside the user half, which
+    /// the kernel must refuse (`EINVAL`; panics for an entry in the user half). Had it taken
+    /// it, the new thread would fault on its first instruction; `stack` (at least 32 bytes)
+    /// is lent for the return address the kernel writes below its top.
+    pub fn thread_create_bad_entry(entry: BadPtr, stack: &mut [u8], arg: usize) -> Result<usize, Errno> {
+        assert!(entry.0 as u64 >= USER_END && stack.len() >= 32, "probe::thread_create_bad_entry: it could run");
+        let top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
+        call(SYS_THREAD_CREATE, [entry.0, top, arg, 0, 0, 0])
+    }
+
+    /// `thread_create(entry, stack_top, arg)` with a stack top the kernel must refuse:
+    /// `EFAULT` where it cannot write the return address, `EINVAL` outside the user half.
+    /// Had it taken it, the new thread would fault on its first use of the stack.
+    pub fn thread_create_bad_stack(
+        entry: extern "C" fn(usize) -> !,
+        stack_top: BadPtr,
+        arg: usize,
+    ) -> Result<usize, Errno> {
+        call(SYS_THREAD_CREATE, [entry as usize, stack_top.0, arg, 0, 0, 0])
+    }
 }

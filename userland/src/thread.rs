@@ -63,6 +63,21 @@ pub fn spawn(entry: extern "C" fn(usize) -> !, arg: usize, stack_size: usize) ->
     }
 }
 
+/// Starts `entry(arg)` as a new thread on `stack`, memory the program gives up for good
+/// (e.g. a piece of a [`sys::Mapping::leak`]ed mapping: several stacks from one `mmap`).
+/// The stack's top is its end rounded down to 16 bytes. `EINVAL` for a stack under 32 bytes.
+pub fn spawn_on(entry: extern "C" fn(usize) -> !, arg: usize, stack: &'static mut [u8]) -> Result<Thread, Errno> {
+    let (base, len) = (stack.as_mut_ptr() as usize, stack.len());
+    if len < 32 {
+        return Err(Errno(tally_uapi::errno::EINVAL));
+    }
+    let top = (base + len) & !15;
+    // SAFETY: the `&'static mut` is consumed here, so the new thread owns the stack for ever;
+    // `entry` cannot return, and the thread ends with `exit` on that stack.
+    let tid = unsafe { sys::thread_create(entry, top, arg) }?;
+    Ok(Thread { tid, stack_base: base, stack_len: len })
+}
+
 /// A count of threads that have finished, for a join without futexes (see the module
 /// documentation). Put it in a `static`; threads call [`Latch::arrive`] last thing before
 /// `exit`, the waiter calls [`Latch::wait_for`].

@@ -164,18 +164,36 @@ pub fn ramdisk_path(opts: &BuildOpts) -> PathBuf {
     target_dir().join("tally").join(format!("ramdisk-{}.cpio", profile_dir(opts)))
 }
 
+/// Cargo names of the kernel self-tests' fixtures start with this (`test-threads`).
+const FIXTURE_PREFIX: &str = "test-";
+
+/// Where a program goes in the ramdisk, by one rule: a fixture of the kernel's self-tests
+/// (Cargo name `test-NAME`, source in `userland/src/test/`) is `test/NAME`
+/// (`tally_uapi::fixture::FIXTURE_DIR`), out of the shell's `/bin`; any other program is
+/// `bin/NAME`.
+pub fn ramdisk_name(program: &str) -> String {
+    match program.strip_prefix(FIXTURE_PREFIX) {
+        Some(name) => format!("{}/{name}", tally_uapi::fixture::FIXTURE_DIR),
+        None => format!("bin/{program}"),
+    }
+}
+
 /// Build the user programs and pack them into the ramdisk: a cpio "newc" archive (what
 /// `tally_loader::cpio` reads in the kernel; `cpio -itv < FILE` lists it) holding `bin/` and
-/// every program as `bin/<name>`, mode 0755, without debug information (the boot loader
-/// reads the ramdisk through BIOS disk calls; the full ELFs stay in `target/` for gdb).
-/// Each program is first checked with the kernel's own loader rules (`tally_loader::elf::plan`),
-/// so a program the kernel would refuse fails the build instead of the boot.
+/// `test/`, and every program at its [`ramdisk_name`] (`bin/<name>`, or `test/<name>` for
+/// the self-tests' fixtures), mode 0755, without debug information (the boot loader reads
+/// the ramdisk through BIOS disk calls; the full ELFs stay in `target/` for gdb; the stripped
+/// copies in `target/tally/bin-<profile>/` under their Cargo names). Each program is first
+/// checked with the kernel's own loader rules (`tally_loader::elf::plan`), so a program the
+/// kernel would refuse fails the build instead of the boot.
 pub fn ramdisk(opts: &BuildOpts) -> Result<PathBuf, String> {
-    let programs = userland(opts)?;
+    let mut programs = userland(opts)?;
+    programs.sort_by_key(|(name, _)| ramdisk_name(name));
     let dir = target_dir().join("tally").join(format!("bin-{}", profile_dir(opts)));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut archive = tally_loader::cpio::Builder::new();
     archive.dir("bin").map_err(|e| e.to_string())?;
+    archive.dir(tally_uapi::fixture::FIXTURE_DIR).map_err(|e| e.to_string())?;
     for (name, elf) in &programs {
         let small = dir.join(name);
         let tmp = small.with_extension(format!("tmp{}", std::process::id()));
@@ -185,7 +203,7 @@ pub fn ramdisk(opts: &BuildOpts) -> Result<PathBuf, String> {
         let bytes = bytes?;
         tally_loader::elf::plan(&bytes, &tally_loader::elf::Limits::default())
             .map_err(|e| format!("user program {name} ({}) would not load: {e}", elf.display()))?;
-        archive.file(&format!("bin/{name}"), &bytes, 0o755).map_err(|e| format!("{name}: {e}"))?;
+        archive.file(&ramdisk_name(name), &bytes, 0o755).map_err(|e| format!("{name}: {e}"))?;
     }
     let bytes = archive.finish();
     let path = ramdisk_path(opts);
@@ -234,4 +252,17 @@ pub fn data_disk() -> Result<PathBuf, String> {
     std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ramdisk_name;
+
+    #[test]
+    fn fixtures_go_to_test_other_programs_to_bin() {
+        assert_eq!(ramdisk_name("hello"), "bin/hello");
+        assert_eq!(ramdisk_name("threads"), "bin/threads");
+        assert_eq!(ramdisk_name("test-threads"), "test/threads", "a fixture may share a tool's name");
+        assert_eq!(ramdisk_name("test-msa_abi"), "test/msa_abi");
+    }
 }

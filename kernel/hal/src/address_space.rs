@@ -41,7 +41,7 @@ use x86_64::PhysAddr;
 use super::paging;
 
 /// First address above the user half (the lower canonical half ends just below it).
-pub const USER_END: u64 = 0x0000_8000_0000_0000;
+pub const USER_END: u64 = tally_uapi::layout::USER_END;
 pub const PAGE_SIZE: u64 = 4096;
 
 /// What user code may do with a page. Every user page is readable.

@@ -85,10 +85,17 @@ pub(super) fn load(path: &str, argv: &[&[u8]]) -> Result<(Arc<Vm>, u64, u64), i3
 /// `spawn(path, argv)`: start the ramdisk program `path` as a child process of the caller;
 /// returns its pid. Errors: see the module documentation.
 pub fn spawn_program(path: &str, argv: &[&[u8]]) -> Result<i32, i32> {
+    spawn_program_vm(path, argv).map(|(pid, _)| pid)
+}
+
+/// [`spawn_program`], also handing back the child's memory map: the self-tests read and
+/// write their fixtures' result area through it (`tally_uapi::fixture`).
+pub fn spawn_program_vm(path: &str, argv: &[&[u8]]) -> Result<(i32, Arc<Vm>), i32> {
     let (vm, entry, rsp) = load(path, argv)?;
     let name = path.rsplit('/').next().unwrap_or(path);
     let params = sched::inherited_params();
-    start_user_task(name, params, vm, (entry, rsp, 0), CreateKind::Process, true)
+    let pid = start_user_task(name, params, Arc::clone(&vm), (entry, rsp, 0), CreateKind::Process, true)?;
+    Ok((pid, vm))
 }
 
 /// Exec in place: the calling kernel thread becomes the ramdisk program `path` with

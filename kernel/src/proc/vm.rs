@@ -11,7 +11,8 @@
 //! charged to the task's ONCPU_TRAP microstate. An address outside every region (or a write
 //! to a read-only region) is a real fault: SIGSEGV.
 //!
-//! The user half is laid out as on a small Linux process:
+//! The user half is laid out as on a small Linux process (the addresses are ABI, defined in
+//! `tally_uapi::layout`):
 //!
 //! ```text
 //!   0x0000_7fff_ffff_0000  USER_STACK_TOP   ── initial stack pointer just below
@@ -51,23 +52,12 @@ use tally_memacct::{MemAcct, MemUsage};
 pub use hal::address_space::{Prot, USER_END};
 use hal::address_space::{is_user_range, AddressSpace, SpaceError, PAGE_SIZE};
 
-/// Where programs are linked (`userland/link.ld`), as Linux's non-PIE x86_64 programs.
-pub const USER_IMAGE_BASE: u64 = 0x40_0000;
-/// Lowest address anything may be mapped at (Linux's `mmap_min_addr`): the pages below stay
-/// unmapped so that a NULL pointer, even with a sizeable offset, faults.
-pub const USER_MIN_ADDR: u64 = 0x1_0000;
-/// Reserved for anonymous `mmap` regions; images and the heap stay below it.
-pub const USER_MMAP_BASE: u64 = 0x0000_1000_0000_0000;
-/// The stack's top (exclusive): the initial stack pointer is just below.
-pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
-/// How far the stack may grow.
-pub const USER_STACK_MAX: u64 = 8 * 1024 * 1024;
-/// The page just below the stack's lowest allowed page: never in any region.
-pub const USER_STACK_GUARD: u64 = USER_STACK_TOP - USER_STACK_MAX - PAGE_SIZE;
-// The `mmap_abi` test program (kernel/src/selftest/programs/proc/mmap_abi.S) spells this address out.
-const _: () = assert!(USER_STACK_GUARD == 0x7fff_ff7e_f000);
-/// How far `brk` may move the heap's end beyond its start.
-pub const USER_HEAP_MAX: u64 = 1 << 30;
+// The user half's layout is ABI (`mmap` refuses the guard page, programs name these
+// addresses): `tally_uapi::layout` defines it, for the kernel and user space alike.
+pub use tally_uapi::layout::{
+    USER_HEAP_MAX, USER_IMAGE_BASE, USER_MIN_ADDR, USER_MMAP_BASE, USER_STACK_GUARD, USER_STACK_MAX, USER_STACK_TOP,
+};
+const _: () = assert!(USER_STACK_GUARD == USER_STACK_TOP - USER_STACK_MAX - PAGE_SIZE);
 /// Most regions a process may have (each `mmap` adds one; Linux's `vm.max_map_count` is
 /// 65530): beyond it `mmap` fails with `ENOMEM`.
 pub const MAX_REGIONS: usize = 1024;

@@ -3,15 +3,19 @@
 //! Each test runs in init (pid 1). It loads one of the machine-code programs of
 //! `programs/` (`.S` files) into a fresh address space (code at `USER_IMAGE_BASE`, read and
 //! execute; a stack just below `USER_STACK_TOP`), starts it as a child process with
-//! `proc::spawn_user`, waits for it, and checks how it ended and what the accounting saw:
+//! `proc::spawn_user` — or, for the tests of `user_proc.rs` and `user_acct.rs`, starts a
+//! test fixture from the ramdisk (`/test/NAME`, `start_fixture`) —, waits for it, and
+//! checks how it ended and what the accounting saw:
 //! microstates (ONCPU_USR for user code, ONCPU_SYS for system calls, ONCPU_TRAP for
 //! exceptions) and counters (minor faults, bytes written). Every test also checks that the
 //! frames in use come back to where they were: an address space gives back every user page
 //! and every page table when its process is gone.
 
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use tally_microstate::{MicroState, MsaTimes};
 use tally_tasktable::{wexitstatus, wifexited, wifsignaled, wtermsig};
+use tally_uapi::fixture::FIXTURE_DIR;
 
 use crate::proc::vm::{Prot, Vm, USER_IMAGE_BASE, USER_STACK_GUARD, USER_STACK_TOP};
 use crate::proc::WaitResult;
@@ -53,11 +57,35 @@ pub(super) fn load(prog: &str) -> Result<(Arc<Vm>, u64), &'static str> {
 /// Run `prog` to its end; returns what `wait` reported.
 pub(super) fn run(prog: &str, arg: u64) -> Result<WaitResult, &'static str> {
     let (pid, vm) = start(prog, arg)?;
+    reap(pid, &vm)
+}
+
+/// Wait for process `pid`, whose memory map is `vm`: what `wait` reported, once the map is
+/// checked to be empty.
+fn reap(pid: i32, vm: &Vm) -> Result<WaitResult, &'static str> {
     let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
     if vm.mapped_pages() != 0 || !vm.regions().is_empty() {
         return Err("a dead process still has user pages or regions");
     }
     Ok(r)
+}
+
+/// Start the test fixture `/test/NAME` from the ramdisk (`tally_uapi::fixture`: a Rust
+/// program of `userland/src/test/`) with `args` after its name, as a child process: its pid
+/// and its memory map, through which a test reads and writes the fixture's result area.
+pub(super) fn start_fixture(name: &str, args: &[&str]) -> Result<(i32, Arc<Vm>), &'static str> {
+    let path = alloc::format!("/{FIXTURE_DIR}/{name}");
+    let argv: Vec<&[u8]> = core::iter::once(name).chain(args.iter().copied()).map(str::as_bytes).collect();
+    proc::spawn_program_vm(&path, &argv).map_err(|e| {
+        println!("  spawn {path}: errno {e}");
+        "cannot start a test fixture"
+    })
+}
+
+/// Run the test fixture `/test/NAME` with `args` to its end; returns what `wait` reported.
+pub(super) fn run_fixture(name: &str, args: &[&str]) -> Result<WaitResult, &'static str> {
+    let (pid, vm) = start_fixture(name, args)?;
+    reap(pid, &vm)
 }
 
 /// Let the next context switch free what reaped tasks left (their stacks and top-level

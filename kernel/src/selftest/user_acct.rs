@@ -1,11 +1,17 @@
 //! Self-tests of the accounting and resource calls from user space: `msa()`, the kstat
 //! calls, `mmap`/`munmap` and the memory numbers (RSS, VM, high-water marks, integrals),
 //! the privilege rules and context-switch counts, console input, and a seeded fuzzer.
+//!
+//! The contracts are checked by test fixtures from the ramdisk (`/test/msa_abi`,
+//! `kstat_abi`, `mmap_abi`, `privs`, `blk_abi`: `userland/src/test/`, their arguments in
+//! `tally_uapi::fixture`), whose exit status names the check that failed (0: none); the tests
+//! add what the kernel saw of them.
 
 use tally_microstate::MicroState;
 use tally_uapi::errno::EINVAL;
+use tally_uapi::fixture::{MMAP_PROT_NONE, MSA_ACCOUNTING, MSA_NO_ACCOUNTING};
 
-use super::user::{expect_exit, frames_unchanged, run, settle, start, t, us};
+use super::user::{expect_exit, frames_unchanged, run, run_fixture, settle, start_fixture, t, us};
 use tally_memacct::MemAcct;
 use crate::proc::WaitResult;
 use crate::trap::SIGSEGV;
@@ -15,7 +21,8 @@ use crate::proc;
 /// The `msa()` contract, checked by a program (its exit status names a failed check).
 pub fn msa() -> Result<(), &'static str> {
     frames_unchanged("user_msa", || {
-        let r = run("msa_abi", tally_microstate::ACCOUNTING_ENABLED as u64)?;
+        let accounting = if tally_microstate::ACCOUNTING_ENABLED { MSA_ACCOUNTING } else { MSA_NO_ACCOUNTING };
+        let r = run_fixture("msa_abi", &[accounting])?;
         println!("user_msa: msa_abi status {:#x} (exit code = number of the failed check, 0: none)", r.status.raw());
         expect_exit(&r, 0)?;
         println!("user_msa: EINVAL (which, ntimers 14 and -1), EFAULT (NULL, kernel, read-only), partial fills, int arguments: all as specified");
@@ -26,15 +33,15 @@ pub fn msa() -> Result<(), &'static str> {
 /// The kstat calls' contract, checked by a program; the KID it gets was deleted first.
 pub fn kstat() -> Result<(), &'static str> {
     frames_unchanged("user_kstat", || {
-        let kid = crate::stats::create_named("tally", 0, "abi_gone", "misc", &[("x", tally_uapi::kstat::KSTAT_DATA_UINT64)])
+        let kid = crate::kstats::create_named("tally", 0, "abi_gone", "misc", &[("x", tally_uapi::kstat::KSTAT_DATA_UINT64)])
             .map_err(|_| "cannot create a kstat")?;
-        crate::stats::delete(kid).map_err(|_| "cannot delete the kstat")?;
-        let before = crate::stats::chain_id();
-        let r = run("kstat_abi", kid as u64)?;
+        crate::kstats::delete(kid).map_err(|_| "cannot delete the kstat")?;
+        let before = crate::kstats::chain_id();
+        let r = run_fixture("kstat_abi", &[&alloc::format!("{kid}")])?;
         println!(
             "user_kstat: kstat_abi (deleted KID {kid}) status {:#x}; chain id {before} -> {}",
             r.status.raw(),
-            crate::stats::chain_id()
+            crate::kstats::chain_id()
         );
         expect_exit(&r, 0)?;
         println!("user_kstat: ENOMEM with the size needed, ENXIO for gone KIDs, EFAULT, fresh snaptimes, a stale chain detected by its KCID");
@@ -82,7 +89,7 @@ pub fn memory() -> Result<(), &'static str> {
     integrals_are_exact()?;
     frames_unchanged("user_memory", || {
         let fallbacks = hal::uaccess::direct_faults();
-        let r = run("mmap_abi", 0)?;
+        let r = run_fixture("mmap_abi", &[])?;
         println!("user_memory: mmap_abi status {:#x} (exit code = number of the failed check)", r.status.raw());
         expect_exit(&r, 0)?;
         // Its clock_gettime and nanosleep on untouched pages: the direct copy faulted, and
@@ -94,7 +101,7 @@ pub fn memory() -> Result<(), &'static str> {
         if r.totals.counters.minflt < 18 || r.totals.mem.hiwater_vm_pages < (1 << 20) || r.totals.mem.hiwater_rss_pages < 16 {
             return Err("mmap'd pages are missing from the fault count or the high-water marks");
         }
-        let r = run("mmap_abi", 1)?;
+        let r = run_fixture("mmap_abi", &[MMAP_PROT_NONE])?;
         println!("user_memory: touching PROT_NONE memory: status {:#x}", r.status.raw());
         if !tally_tasktable::wifsignaled(r.status.raw()) || tally_tasktable::wtermsig(r.status.raw()) != SIGSEGV as i32 {
             return Err("a PROT_NONE region could be touched");
@@ -127,7 +134,7 @@ pub fn memory() -> Result<(), &'static str> {
 /// 1000 may not; voluntary context switches are counted.
 pub fn privileges() -> Result<(), &'static str> {
     frames_unchanged("user_privs", || {
-        let (pid, _vm) = start("privs", 0)?;
+        let (pid, _vm) = start_fixture("privs", &[])?;
         let mut zombie = false;
         for _ in 0..5_000 {
             if proc::is_zombie(pid) {
@@ -167,7 +174,7 @@ pub fn privileges() -> Result<(), &'static str> {
 /// requests; the sectors counted and the time spent asleep on the disk.
 pub fn blk() -> Result<(), &'static str> {
     frames_unchanged("user_blk", || {
-        let r = run("blk_abi", 0)?;
+        let r = run_fixture("blk_abi", &[])?;
         let c = &r.totals.counters;
         println!(
             "user_blk: blk_abi status {:#x}; inblock {}, oublock {}; UNINTERRUPTIBLE_SLEEP {} us",

@@ -1,23 +1,27 @@
 //! Self-tests of processes and threads from user space: `spawn` from the ramdisk, `wait4`
 //! and its rusage, `thread_create`, and how a multi-threaded process dies.
 //!
-//! The programs are the real ones of the ramdisk (`/bin/hello`, `/bin/spin`) and the
-//! machine-code programs of `programs/proc.rs` (see its table). Where a program
-//! reports what a system call told it, the test reads the program's result area while it
-//! waits for the go word, and compares with what the kernel knows — exactly, in TSC ticks
-//! converted the same way. Every test also checks that the frames in use return to their
-//! baseline (`user::frames_unchanged`).
+//! The programs are the real ones of the ramdisk (`/bin/hello`, `/bin/spin`) and the test
+//! fixtures `/test/spawner`, `/test/waiter` and `/test/threads` (`userland/src/test/`; their
+//! contract, arguments and result area are `tally_uapi::fixture`). A fixture's exit status
+//! names the check it failed (0: none). Where a fixture reports what a system call told it,
+//! the test reads its result area through the process's memory map while it waits for the
+//! go word, and compares with what the kernel knows — exactly, in TSC ticks converted the
+//! same way. Every test also checks that the frames in use return to their baseline
+//! (`user::frames_unchanged`).
 
 use alloc::vec::Vec;
 use tally_microstate::{MicroState, MsaTimes, NR_MICROSTATES};
 use tally_tasktable::{wexitstatus, wifexited, wifsignaled, wtermsig};
 use tally_uapi::errno::{E2BIG, EINVAL, ENOENT};
+use tally_uapi::fixture::{
+    AREA_CHILD_PID, AREA_DONE, AREA_GO, AREA_MSA_A, AREA_MSA_B, AREA_RUSAGE, AREA_TIDS, RESULT_AREA, THREADS_EXIT_GROUP,
+    THREADS_EXIT_GROUP_STATUS, THREADS_FAULT, THREADS_LEADER_FIRST, THREADS_LEADER_STATUS, THREADS_REPORT,
+    THREADS_THREAD_EXIT_GROUP, THREADS_THREAD_EXIT_GROUP_STATUS,
+};
 use tally_uapi::syscall::Rusage;
 
-use super::user::{expect_exit, frames_unchanged, run, start, t, us};
-use super::programs::{
-    AREA_CHILD_PID, AREA_DONE, AREA_GO, AREA_MSA_A, AREA_MSA_B, AREA_RUSAGE, AREA_TIDS, RESULT_AREA,
-};
+use super::user::{expect_exit, frames_unchanged, run_fixture, start_fixture, t, us};
 use crate::proc::vm::Vm;
 use crate::proc::WaitResult;
 use crate::{acct, sched};
@@ -45,7 +49,8 @@ pub(super) fn await_done(pid: i32, vm: &Vm) -> Result<(), &'static str> {
             println!("  pid {} ended early with status {:#x}", r.pid, r.status.raw());
             return Err("the program failed a check before reporting");
         }
-        if read_u64(vm, AREA_DONE)? == 1 {
+        // The area is there only once the fixture has mapped it and written to it.
+        if read_u64(vm, AREA_DONE).is_ok_and(|done| done == 1) {
             return Ok(());
         }
         sched::sleep_ns(1_000_000);
@@ -111,7 +116,7 @@ pub fn spawn() -> Result<(), &'static str> {
             }
         }
         println!("user_spawn: ENOENT, EINVAL (NUL in an argument), E2BIG as expected");
-        let r = run("spawner", 20)?;
+        let r = run_fixture("spawner", &["20"])?;
         println!("user_spawn: spawner (spawn + wait4 from ring 3, 20 times) status {:#x}", r.status.raw());
         expect_exit(&r, 0)
     })
@@ -123,7 +128,7 @@ pub fn stress() -> Result<(), &'static str> {
     let frames_before = crate::base::memory::stats().frames_in_use;
     frames_unchanged("spawn_stress", || {
         let t0 = crate::base::time::monotonic_ns().unwrap_or(0);
-        let r = run("spawner", N)?;
+        let r = run_fixture("spawner", &[&alloc::format!("{N}")])?;
         let ms = (crate::base::time::monotonic_ns().unwrap_or(0) - t0) / 1_000_000;
         println!("spawn_stress: {N} spawn/exit/wait4 cycles of /bin/hello in {ms} ms, status {:#x}", r.status.raw());
         expect_exit(&r, 0)?;
@@ -131,7 +136,7 @@ pub fn stress() -> Result<(), &'static str> {
         // more cycles must not make it grow.
         super::user::settle();
         let heap = crate::base::memory::stats().heap_bytes;
-        let r = run("spawner", 200)?;
+        let r = run_fixture("spawner", &["200"])?;
         expect_exit(&r, 0)?;
         super::user::settle();
         let heap2 = crate::base::memory::stats().heap_bytes;
@@ -148,7 +153,7 @@ pub fn stress() -> Result<(), &'static str> {
 /// `wait4`: errors, `WNOHANG`, EFAULT before reaping, the rusage and MSA_CHILDREN.
 pub fn wait4() -> Result<(), &'static str> {
     frames_unchanged("user_wait4", || {
-        let (pid, vm) = start("waiter", 0)?;
+        let (pid, vm) = start_fixture("waiter", &[])?;
         await_done(pid, &vm)?;
         let child = read_u64(&vm, AREA_CHILD_PID)? as i32;
         let seen_msa = read_msa(&vm, AREA_MSA_A)?;
@@ -215,9 +220,9 @@ fn expect_status(r: &WaitResult, what: &str, exited: Option<i32>, signal: Option
 }
 
 /// Run `threads` in `mode` to its end: the status, how long it took, its exit records.
-fn threads_mode(mode: u64, what: &str, exited: Option<i32>, signal: Option<i32>, threads: usize) -> Result<(), &'static str> {
+fn threads_mode(mode: &str, what: &str, exited: Option<i32>, signal: Option<i32>, threads: usize) -> Result<(), &'static str> {
     let t0 = crate::base::time::monotonic_ns().unwrap_or(0);
-    let r = run("threads", mode)?;
+    let r = run_fixture("threads", &[mode])?;
     let ms = (crate::base::time::monotonic_ns().unwrap_or(0) - t0) / 1_000_000;
     let records = proc::recent_exits(r.pid);
     println!("user_threads: {what}: status {:#x} after {ms} ms; {} thread exit(s) recorded", r.status.raw(), records.len());
@@ -238,8 +243,8 @@ fn threads_mode(mode: u64, what: &str, exited: Option<i32>, signal: Option<i32>,
 /// signal stop every thread wherever it is; a leader that exits first.
 pub fn threads() -> Result<(), &'static str> {
     frames_unchanged("user_threads", || {
-        // Mode 0: three workers, then MSA_SELF / MSA_THREAD with the process still alive.
-        let (pid, vm) = start("threads", 0)?;
+        // Mode `report`: three workers, then MSA_SELF / MSA_THREAD with the process still alive.
+        let (pid, vm) = start_fixture("threads", &[THREADS_REPORT])?;
         await_done(pid, &vm)?;
         let b = acct::msa_breakdown(pid).map_err(|_| "no such process")?;
         let seen_self = read_msa(&vm, AREA_MSA_A)?;
@@ -299,10 +304,13 @@ pub fn threads() -> Result<(), &'static str> {
             }
         }
         // How the other modes end.
-        threads_mode(1, "exit_group(7) while threads spin, sleep 100 s and read the console", Some(7), None, 4)?;
-        threads_mode(2, "a thread executes ud2 while the others sleep 100 s", None, Some(4), 3)?;
-        threads_mode(3, "the leader exits (5) before its thread (9)", Some(5), None, 2)?;
-        threads_mode(4, "a thread calls exit_group(3) while the leader sleeps", Some(3), None, 2)?;
+        let (group, leader) = (Some(THREADS_EXIT_GROUP_STATUS), Some(THREADS_LEADER_STATUS));
+        let what = "exit_group(7) while threads spin, sleep 100 s and read the console";
+        threads_mode(THREADS_EXIT_GROUP, what, group, None, 4)?;
+        threads_mode(THREADS_FAULT, "a thread executes ud2 while the others sleep 100 s", None, Some(4), 3)?;
+        threads_mode(THREADS_LEADER_FIRST, "the leader exits (5) before its thread (9)", leader, None, 2)?;
+        let (what, thread) = ("a thread calls exit_group(3) while the leader sleeps", Some(THREADS_THREAD_EXIT_GROUP_STATUS));
+        threads_mode(THREADS_THREAD_EXIT_GROUP, what, thread, None, 2)?;
         Ok(())
     })
 }

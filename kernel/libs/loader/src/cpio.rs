@@ -383,6 +383,24 @@ mod tests {
     }
 
     #[test]
+    fn the_same_name_in_two_directories() {
+        // The ramdisk holds /bin/threads (a tool) and /test/threads (a self-test's fixture).
+        let mut b = Builder::new();
+        b.dir("bin").unwrap();
+        b.dir("test").unwrap();
+        b.file("bin/threads", b"tool", 0o755).unwrap();
+        b.file("test/threads", b"fixture", 0o755).unwrap();
+        let bytes = b.finish();
+        let a = Archive::new(&bytes);
+        assert_eq!(a.validate(), Ok(4));
+        assert_eq!(a.find("/bin/threads").unwrap().data, b"tool");
+        assert_eq!(a.find("/test/threads").unwrap().data, b"fixture");
+        assert_eq!(a.find("test/threads").unwrap().data, b"fixture");
+        assert_eq!(a.find("/test"), Err(ExecError::NotFound), "a directory is not a file");
+        assert_eq!(a.find("/threads"), Err(ExecError::NotFound));
+    }
+
+    #[test]
     fn normalize_strips_only_leading_root_and_dot() {
         assert_eq!(normalize("/bin/x"), "bin/x");
         assert_eq!(normalize("./bin/x"), "bin/x");

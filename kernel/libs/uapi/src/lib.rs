@@ -8,7 +8,9 @@
 #![forbid(unsafe_code)]
 
 pub mod errno;
+pub mod fixture;
 pub mod kstat;
+pub mod layout;
 pub mod msa;
 pub mod netlink;
 pub mod procstat;

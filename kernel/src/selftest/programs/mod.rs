@@ -20,10 +20,6 @@
 //! | `demand`  | N                  | grows the heap by N pages with `brk` and touches them, then N pages of stack |
 //! | `spin`    | ns                 | computes in registers and `xmm0` for that long, checking they survive preemption |
 
-mod proc;
-
-pub use proc::*;
-
 use tally_uapi::errno::{EBADF, EFAULT, EINVAL, ENOSYS};
 use tally_uapi::syscall::*;
 
@@ -87,7 +83,7 @@ hal::user_program!(
     SYS_EXIT = const SYS_EXIT,
 );
 
-/// The test program called `name` (this table's or `proc`'s), if there is one.
+/// The test program called `name`, if there is one.
 pub fn program(name: &str) -> Option<&'static [u8]> {
     Some(match name {
         "smoke" => smoke(),
@@ -98,6 +94,6 @@ pub fn program(name: &str) -> Option<&'static [u8]> {
         "efault" => efault(),
         "demand" => demand(),
         "spin" => spin(),
-        _ => return proc::program(name),
+        _ => return None,
     })
 }
