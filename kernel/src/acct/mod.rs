@@ -10,18 +10,18 @@
 //! |---|---|
 //! | `clocks.rs` | `msa()`: a thread's, a process's or its reaped children's microstate clocks |
 //! | `usage.rs` | a process's totals so far and its children's (`getrusage`, `wait4`) |
-//! | `tasks.rs` | every task at one instant (`proc_stat`, `prstat`) |
+//! | `all_tasks.rs` | every task at one instant (`proc_stat`, `prstat`) |
 //! | `system.rs` | system-wide clocks and interrupt time (the invariants, the kstats) |
 //! | `task_records.rs` | Linux `struct taskstats` records: GET by pid/tgid, and at every exit |
 
 mod clocks;
 mod system;
 mod task_records;
-mod tasks;
+mod all_tasks;
 mod usage;
 
 pub use clocks::{msa_breakdown, msa_of, MsaWhich};
 pub use system::snapshot;
 pub use task_records::{current_sender, of_pid, of_pid_into, open_socket, send, Record, EXIT_RECORDS};
-pub use tasks::{task_stats, TaskStat};
+pub use all_tasks::{task_stats, TaskStat};
 pub use usage::{children_totals, process_usage};

@@ -7,9 +7,9 @@ use super::{Bench, Harness};
 pub const ALL: &[(&str, Bench)] = &[
     ("tsc_read", tsc_read),
     ("msa_transition", msa_transition),
-    ("context_switch", super::switch::context_switch),
-    ("taskstats", super::taskstats::taskstats),
-    ("user", super::user::user),
+    ("context_switch", super::context_switch::context_switch),
+    ("taskstats", super::bus_records::taskstats),
+    ("user", super::ubench::user),
 ];
 
 /// The cost of the clock every accounting timestamp uses.

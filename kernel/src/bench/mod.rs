@@ -6,9 +6,9 @@
 //! compared side by side on the host. Nothing here judges a number: benchmarks report.
 
 mod cases;
-mod switch;
-mod taskstats;
-mod user;
+mod context_switch;
+mod bus_records;
+mod ubench;
 
 use hal::qemu::ExitCode;
 

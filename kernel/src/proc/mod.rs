@@ -14,7 +14,7 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `spawn.rs` | entering a task in the table and the run queue; kernel threads; init |
+//! | `create.rs` | entering a task in the table and the run queue; kernel threads; init |
 //! | `user.rs`, `exec.rs`, `ramdisk.rs` | user processes: ring 3, a program from the ramdisk, exec in place |
 //! | `threads.rs` | more threads in a process |
 //! | `vm.rs` | a process's memory map: regions, demand-zero paging, `brk`, `mmap` |
@@ -35,7 +35,7 @@ mod prio;
 pub mod ramdisk;
 mod reap;
 mod signal;
-mod spawn;
+mod create;
 mod threads;
 mod user;
 pub mod vm;
@@ -48,7 +48,7 @@ pub use notify::{register_exit_observer, ExitEvent, ExitObserver};
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used};
 pub use reap::{wait, wait_child, WaitOptions, WaitResult};
 pub use signal::kill;
-pub use spawn::{init, spawn, spawn_thread};
+pub use create::{init, spawn, spawn_thread};
 pub use threads::create_thread;
 pub use user::{current_files, current_vm, exec_user, spawn_user, user_page_fault};
 

@@ -1,6 +1,6 @@
 //! # User processes: a kernel thread that drops to ring 3
 //!
-//! A user process is born as a kernel thread like any other (`spawn.rs`), with three
+//! A user process is born as a kernel thread like any other (`create.rs`), with three
 //! differences: its thread runs on the process's address space (`vm.rs`), its scheduler
 //! entity is marked as having a user space, and its body is [`start_user`], which loads
 //! nothing of its own on the kernel stack, switches the task's running microstate to
@@ -43,7 +43,7 @@ use core::convert::Infallible;
 use tally_tasktable::CreateKind;
 use tally_uapi::errno::EINVAL;
 
-use super::spawn::start_task;
+use super::create::start_task;
 use super::vm::{FaultOutcome, Vm, USER_END};
 use super::Payload;
 use crate::file::FileTable;

@@ -12,7 +12,7 @@
 
 use crate::proc::vm::USER_IMAGE_BASE;
 
-use super::user::{load, t, us};
+use super::ring3::{load, t, us};
 use tally_microstate::MicroState;
 use crate::sched;
 use crate::proc;

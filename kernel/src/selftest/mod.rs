@@ -12,16 +12,16 @@ mod disk;
 mod faults;
 mod init;
 mod irq_accounting;
-mod kstat;
-mod sched;
-mod memory;
+mod kstat_chain;
+mod kernel_threads;
+mod heap_frames;
 mod programs;
 mod timer;
-mod user;
+mod ring3;
 mod user_acct;
 mod user_proc;
 mod signals;
-mod taskstats;
+mod exit_records;
 
 use hal::qemu::ExitCode;
 

@@ -11,7 +11,7 @@ use tally_microstate::MicroState;
 use tally_uapi::errno::EINVAL;
 use tally_uapi::fixture::{MMAP_PROT_NONE, MSA_ACCOUNTING, MSA_NO_ACCOUNTING};
 
-use super::user::{expect_exit, frames_unchanged, run, run_fixture, settle, start_fixture, t, us};
+use super::ring3::{expect_exit, frames_unchanged, run, run_fixture, settle, start_fixture, t, us};
 use tally_memacct::MemAcct;
 use crate::proc::WaitResult;
 use crate::trap::SIGSEGV;
@@ -33,15 +33,15 @@ pub fn msa() -> Result<(), &'static str> {
 /// The kstat calls' contract, checked by a program; the KID it gets was deleted first.
 pub fn kstat() -> Result<(), &'static str> {
     frames_unchanged("user_kstat", || {
-        let kid = crate::kstats::create_named("tally", 0, "abi_gone", "misc", &[("x", tally_uapi::kstat::KSTAT_DATA_UINT64)])
+        let kid = crate::stats::create_named("tally", 0, "abi_gone", "misc", &[("x", tally_uapi::kstat::KSTAT_DATA_UINT64)])
             .map_err(|_| "cannot create a kstat")?;
-        crate::kstats::delete(kid).map_err(|_| "cannot delete the kstat")?;
-        let before = crate::kstats::chain_id();
+        crate::stats::delete(kid).map_err(|_| "cannot delete the kstat")?;
+        let before = crate::stats::chain_id();
         let r = run_fixture("kstat_abi", &[&alloc::format!("{kid}")])?;
         println!(
             "user_kstat: kstat_abi (deleted KID {kid}) status {:#x}; chain id {before} -> {}",
             r.status.raw(),
-            crate::kstats::chain_id()
+            crate::stats::chain_id()
         );
         expect_exit(&r, 0)?;
         println!("user_kstat: ENOMEM with the size needed, ENXIO for gone KIDs, EFAULT, fresh snaptimes, a stale chain detected by its KCID");

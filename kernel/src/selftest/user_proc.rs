@@ -21,7 +21,7 @@ use tally_uapi::fixture::{
 };
 use tally_uapi::syscall::Rusage;
 
-use super::user::{expect_exit, frames_unchanged, run_fixture, start_fixture, t, us};
+use super::ring3::{expect_exit, frames_unchanged, run_fixture, start_fixture, t, us};
 use crate::proc::vm::Vm;
 use crate::proc::WaitResult;
 use crate::{acct, sched};
@@ -134,11 +134,11 @@ pub fn stress() -> Result<(), &'static str> {
         expect_exit(&r, 0)?;
         // The kernel heap reaches a steady state (the exit-record log is full by now): 200
         // more cycles must not make it grow.
-        super::user::settle();
+        super::ring3::settle();
         let heap = crate::base::memory::stats().heap_bytes;
         let r = run_fixture("spawner", &["200"])?;
         expect_exit(&r, 0)?;
-        super::user::settle();
+        super::ring3::settle();
         let heap2 = crate::base::memory::stats().heap_bytes;
         println!("spawn_stress: kernel heap {heap} bytes, {heap2} after 200 more cycles");
         if heap2 > heap + 4096 {

@@ -217,7 +217,7 @@ pub fn exit_storm() -> Result<(), &'static str> {
         }
 
     }
-    super::user::settle(); // the last stacks are freed after a switch
+    super::ring3::settle(); // the last stacks are freed after a switch
     let after = crate::base::memory::stats();
     println!("  heap {} -> {} bytes, frames {} -> {}", before.heap_bytes, after.heap_bytes, before.frames_in_use, after.frames_in_use);
     if after.frames_in_use != before.frames_in_use || after.heap_bytes > before.heap_bytes + 16 * 1024 {

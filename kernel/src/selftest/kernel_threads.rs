@@ -374,7 +374,7 @@ fn user_mix() -> Result<u64, &'static str> {
     }
     for pid in pids {
         let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
-        super::user::expect_exit(&r, 0)?;
+        super::ring3::expect_exit(&r, 0)?;
     }
     println!("invariants: user processes spin, threads 2, sleeper, memhog ran side by side");
     Ok(programs.iter().map(|p| p.2).sum())
