@@ -52,7 +52,6 @@ mod sync;
 mod syscall;
 mod trap;
 
-use base::{cmdline, console, time};
 use bootloader_api::BootInfo;
 
 bootloader_api::entry_point!(kmain, config = &hal::BOOT_CONFIG);
@@ -60,7 +59,7 @@ bootloader_api::entry_point!(kmain, config = &hal::BOOT_CONFIG);
 fn kmain(boot_info: &'static mut BootInfo) -> ! {
     let entry_tsc = hal::tsc::read();
     hal::serial::init();
-    console::init();
+    base::console::init();
     println!("Tally {} — a teaching kernel about where time goes", env!("CARGO_PKG_VERSION"));
     hal::gdt::init();
     hal::idt::init::<Handlers>();
@@ -68,11 +67,11 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     let ramdisk = hal::bootmem::ramdisk(boot_info.ramdisk_addr.into_option(), boot_info.ramdisk_len);
     base::memory::init(boot_info);
     hal::address_space::init();
-    cmdline::init();
-    console::set_level(cmdline::get("loglevel").unwrap_or("info"));
+    base::cmdline::init();
+    base::console::set_level(base::cmdline::get("loglevel").unwrap_or("info"));
     log::info!("user mode: syscall/sysret on, SMEP {}, SMAP {}", on_off(cpu.smep), on_off(cpu.smap));
     hal::pic::init();
-    time::init(entry_tsc);
+    base::time::init(entry_tsc);
     bus::init();
     // Taskstats listeners on the bus hear of every exit.
     proc::register_exit_observer(&acct::EXIT_RECORDS);
@@ -81,7 +80,7 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     drivers::init();
     irq::init();
     stats::init();
-    let ready_us = time::clock().ticks_to_ns(hal::tsc::read() - entry_tsc) / 1000;
+    let ready_us = base::time::clock().ticks_to_ns(hal::tsc::read() - entry_tsc) / 1000;
     log::info!("ready in {ready_us} us (kernel main to interrupts on, TSC)");
     println!("kernel: ready");
     hal::cpu::enable_interrupts();
@@ -140,24 +139,24 @@ fn on_off(b: bool) -> &'static str {
 /// adopts and reaps orphans, and exits with the program's status when it ends; pid 1's end
 /// ends QEMU with that status (`proc/exit.rs`). `init=none`: no user space at all.
 fn init_main(_: u64) {
-    if let Some(filter) = cmdline::get("bench") {
+    if let Some(filter) = base::cmdline::get("bench") {
         bench::run(filter);
     }
-    if let Some(name) = cmdline::get("test") {
+    if let Some(name) = base::cmdline::get("test") {
         selftest::run(name);
     }
-    if cmdline::get("demo") != Some("off") {
+    if base::cmdline::get("demo") != Some("off") {
         if let Err(why) = demo::run() {
             println!("demo: FAILED: {why}");
             hal::qemu::exit(hal::qemu::ExitCode::Failure);
         }
     }
-    let program = cmdline::get("init");
+    let program = base::cmdline::get("init");
     if program == Some("none") {
         // Returning ends pid 1 with status 0, which ends the run.
         return;
     }
-    let words: alloc::vec::Vec<&'static str> = program.into_iter().chain(cmdline::init_args()).collect();
+    let words: alloc::vec::Vec<&'static str> = program.into_iter().chain(base::cmdline::init_args()).collect();
     let shown = words.join(" ");
     // The shell ends at the end of its input: say how, when it is the shell that runs.
     let hint = if shown.is_empty() || shown == "sh" { " (end of input, ^D, ends the shell)" } else { "" };

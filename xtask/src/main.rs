@@ -11,6 +11,7 @@
 //! * `profile WHAT`: instructions per function of one operation of a ring-3 benchmark
 //!   (`ubench WHAT`), from a QEMU instruction log of its loop (see `profile.rs`).
 //! * `decode FILE`: print a capture of bus datagrams (`getdelays -w /dev/ttyS1`) as text.
+//! * `layers`: the kernel's floors and which module calls which, checked (`layers.rs`).
 //!
 //! QEMU's `isa-debug-exit` device turns the kernel's exit value `v` into the status
 //! `(v << 1) | 1`: 33 means success, anything else (35, a crash, a timeout) is a failure.
@@ -20,6 +21,7 @@ mod bench;
 mod build;
 mod decode;
 mod hosttest;
+mod layers;
 mod profile;
 mod qemu;
 mod scenario;
@@ -121,6 +123,8 @@ enum Command {
         /// The capture: netlink messages as received, one after another.
         file: std::path::PathBuf,
     },
+    /// Show the kernel's floors, which module calls which, and any call that goes up a floor.
+    Layers,
     /// Build the kernel and the boot image only.
     Build {
         #[command(flatten)]
@@ -136,6 +140,7 @@ fn main() -> ExitCode {
         }
         Command::Profile { what, no_accounting, iters } => profile::run(&what, no_accounting, iters),
         Command::Decode { file } => decode::run(&file),
+        Command::Layers => Ok(if layers::print(&build::root()) { ExitCode::SUCCESS } else { ExitCode::FAILURE }),
         Command::Test { list: true, .. } => test::list(),
         Command::Test { filter, build, jobs, no_host, .. } => test::run(filter.as_deref(), &build, jobs, no_host),
         Command::Bench { filter, no_icount, json } => bench::run(filter.as_deref(), !no_icount, json),

@@ -13,7 +13,8 @@ pub mod tables;
 
 use tables::Row;
 use crate::sched::SchedParams;
-use crate::{drivers, time};
+use crate::base::time;
+use crate::drivers;
 use crate::{acct, proc};
 use crate::sched;
 

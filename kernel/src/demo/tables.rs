@@ -3,7 +3,7 @@
 
 use tally_microstate::{IrqLineStats, MicroState, MsaTimes, NR_MICROSTATES};
 
-use crate::time;
+use crate::base::time;
 
 /// The columns shown for kernel threads: the states they can be in (user-mode states come
 /// with user mode), with short headings.

@@ -10,7 +10,8 @@ use tally_microstate::{MicroState, MsaTimes};
 use tally_tasktable::{wexitstatus, wifexited};
 
 use crate::sched::SchedParams;
-use crate::{drivers, irq, time};
+use crate::base::time;
+use crate::{drivers, irq};
 use crate::{acct, proc};
 use crate::sched;
 

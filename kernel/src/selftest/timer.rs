@@ -1,6 +1,7 @@
 //! Does the tick arrive at the configured rate? Counted against the calibrated TSC.
 
-use crate::{irq, time};
+use crate::base::time;
+use crate::irq;
 
 const WINDOW_MS: u64 = 500;
 
