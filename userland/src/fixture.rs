@@ -98,8 +98,8 @@ impl Area {
 
     /// Stores `bytes` (a multiple of 8 long, little-endian words) from byte `offset` on.
     pub fn put_bytes(&self, offset: u64, bytes: &[u8]) {
-        assert!(bytes.len() % 8 == 0);
-        for (i, w) in bytes.chunks_exact(8).enumerate() {
+        assert!(bytes.len().is_multiple_of(8));
+        for (i, w) in bytes.as_chunks::<8>().0.iter().enumerate() {
             let mut word = [0u8; 8];
             word.copy_from_slice(w);
             self.put(offset + 8 * i as u64, u64::from_le_bytes(word));

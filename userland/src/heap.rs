@@ -90,6 +90,9 @@ impl State {
     }
 }
 
+// SAFETY: allocation and deallocation are delegated to `linked_list_allocator::Heap`, whose
+// contract is the GlobalAlloc one, under the heap's lock; the memory it manages is the
+// process's own, grown with `brk` and never given back while the program runs.
 unsafe impl GlobalAlloc for BrkHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         self.with(|s| loop {

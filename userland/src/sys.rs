@@ -278,7 +278,7 @@ pub fn kstat_read(kid: KidT, buf: &mut [u8], info: Option<&mut KstatReadInfo>) -
 /// `blk_read(lba, buf, sectors)` on the data disk; `buf.len()` must be a multiple of
 /// `BLK_SECTOR_SIZE` (`EINVAL` otherwise, without asking the kernel).
 pub fn blk_read(lba: u64, buf: &mut [u8]) -> Result<usize, Errno> {
-    if buf.len() % BLK_SECTOR_SIZE != 0 {
+    if !buf.len().is_multiple_of(BLK_SECTOR_SIZE) {
         return Err(Errno(EINVAL));
     }
     call(SYS_BLK_READ, [lba as usize, buf.as_mut_ptr() as usize, buf.len() / BLK_SECTOR_SIZE, 0, 0, 0])
@@ -286,7 +286,7 @@ pub fn blk_read(lba: u64, buf: &mut [u8]) -> Result<usize, Errno> {
 
 /// `blk_write(lba, buf, sectors)` on the data disk; as [`blk_read`].
 pub fn blk_write(lba: u64, buf: &[u8]) -> Result<usize, Errno> {
-    if buf.len() % BLK_SECTOR_SIZE != 0 {
+    if !buf.len().is_multiple_of(BLK_SECTOR_SIZE) {
         return Err(Errno(EINVAL));
     }
     call(SYS_BLK_WRITE, [lba as usize, buf.as_ptr() as usize, buf.len() / BLK_SECTOR_SIZE, 0, 0, 0])
@@ -368,7 +368,7 @@ pub fn getsockopt_int(fd: usize, level: u32, name: u32) -> Result<i32, Errno> {
 
 /// `kill(pid, sig)`: see `tally_uapi::signal`.
 pub fn kill(pid: isize, sig: i32) -> Result<usize, Errno> {
-    call(SYS_KILL, [pid as usize, sig as i32 as isize as usize, 0, 0, 0, 0])
+    call(SYS_KILL, [pid as usize, sig as isize as usize, 0, 0, 0, 0])
 }
 
 /// `open(path, flags, 0)`: a descriptor for `path` (Linux's call: the path travels
@@ -465,7 +465,7 @@ impl Mapping {
     /// and start on a page: the kernel replaces those pages with fresh zero pages of the same
     /// protection. Returns the address the kernel answered.
     pub fn replace(&self, offset: usize, len: usize) -> Result<usize, Errno> {
-        assert!(offset % PAGE == 0 && len > 0 && offset.checked_add(len).is_some_and(|e| e <= self.len));
+        assert!(offset.is_multiple_of(PAGE) && len > 0 && offset.checked_add(len).is_some_and(|e| e <= self.len));
         // SAFETY: the range stays mapped (its pages become zero pages); the program reaches
         // this memory only through `words` (atomics: a change by the kernel is allowed) or
         // `bytes_mut`, which needs `&mut self` and so cannot be borrowed now.
@@ -476,7 +476,7 @@ impl Mapping {
     /// memory mapped `PROT_NONE` the CPU faults and the kernel ends the process (SIGSEGV) —
     /// how a program shows that `PROT_NONE` is enforced.
     pub fn load(&self, offset: usize) -> u64 {
-        assert!(offset % 8 == 0 && offset.checked_add(8).is_some_and(|e| e <= self.len));
+        assert!(offset.is_multiple_of(8) && offset.checked_add(8).is_some_and(|e| e <= self.len));
         let v: u64;
         // SAFETY: the address lies in this mapping, a region of the process's memory map for
         // as long as `self` lives, so no other data of the program is there; the instruction
@@ -712,7 +712,7 @@ pub mod probe {
     /// `munmap(addr, len)` with arguments the kernel must refuse (`EINVAL`): an unaligned
     /// address or a length of 0 (panics otherwise).
     pub fn munmap_refused(addr: usize, len: usize) -> Result<usize, Errno> {
-        assert!(addr % PAGE != 0 || len == 0, "probe::munmap_refused: the range may be unmapped");
+        assert!(!addr.is_multiple_of(PAGE) || len == 0, "probe::munmap_refused: the range may be unmapped");
         call(SYS_MUNMAP, [addr, len, 0, 0, 0, 0])
     }
 

@@ -164,6 +164,9 @@ impl AddressSpace {
     ///
     /// # Safety
     /// The page-table lock must be held while the returned reference lives.
+    // The entry is not in `self` but in a page-table frame this space owns, reached through
+    // the physical-memory window; the lock, not the borrow of `self`, makes it exclusive.
+    #[allow(clippy::mut_from_ref)]
     unsafe fn leaf<'a>(
         &'a self,
         va: u64,
@@ -191,7 +194,7 @@ impl AddressSpace {
     }
 
     fn check(va: u64) -> Result<(), SpaceError> {
-        if va % PAGE_SIZE != 0 || !is_user_range(va, PAGE_SIZE) {
+        if !va.is_multiple_of(PAGE_SIZE) || !is_user_range(va, PAGE_SIZE) {
             return Err(SpaceError::BadAddress);
         }
         Ok(())
@@ -220,7 +223,7 @@ impl AddressSpace {
     /// sparsely touched range costs what is mapped in it, not its size. Emptied page
     /// tables stay until the space is cleared.
     pub fn unmap_range(&self, start: u64, end: u64) -> u64 {
-        if start >= end || start % PAGE_SIZE != 0 || end % PAGE_SIZE != 0 || !is_user_range(start, end - start) {
+        if start >= end || !start.is_multiple_of(PAGE_SIZE) || !end.is_multiple_of(PAGE_SIZE) || !is_user_range(start, end - start) {
             return 0;
         }
         fn level(phys: u64, depth: usize, base: u64, start: u64, end: u64, freed: &mut u64, frames: &mut tally_frames::FrameAllocator) {

@@ -51,8 +51,9 @@ pub fn init() {
     // reference to TSS or the stack yet. The stack is static, so its address stays valid.
     let tss: &'static TaskStateSegment = unsafe {
         let stack_top = VirtAddr::from_ptr(&raw const DOUBLE_FAULT_STACK) + IST_STACK_SIZE as u64;
-        (*(&raw mut TSS)).interrupt_stack_table[DOUBLE_FAULT_IST_INDEX as usize] = stack_top;
-        &*(&raw const TSS)
+        let tss = &raw mut TSS;
+        (*tss).interrupt_stack_table[DOUBLE_FAULT_IST_INDEX as usize] = stack_top;
+        &*tss
     };
     let (gdt, sel) = GDT.call_once(|| {
         let mut gdt = GlobalDescriptorTable::new();
@@ -88,7 +89,10 @@ pub fn set_rsp0(top: u64) {
     // SAFETY: called with interrupts disabled (by `switch`) on the only CPU, so nothing else
     // reads or writes the TSS meanwhile; the CPU itself reads `rsp0` only on a ring change,
     // which cannot happen until we return to user mode.
-    unsafe { (*(&raw mut TSS)).privilege_stack_table[0] = VirtAddr::new_truncate(top) };
+    unsafe {
+        let tss = &raw mut TSS;
+        (*tss).privilege_stack_table[0] = VirtAddr::new_truncate(top);
+    }
 }
 
 /// The bounds of the double-fault stack, so a fault report can say which stack it is on.

@@ -95,7 +95,10 @@ static mut USER_RSP_SCRATCH: u64 = 0;
 pub(super) fn set_kernel_stack(top: u64) {
     // SAFETY: called with interrupts disabled on the only CPU; the stub reads the word only
     // at a `syscall`, which cannot happen while the kernel is running.
-    unsafe { *(&raw mut KERNEL_STACK_TOP) = top };
+    unsafe {
+        let word = &raw mut KERNEL_STACK_TOP;
+        *word = top;
+    }
 }
 
 /// Is `addr` canonical (bits 63..47 all equal)?

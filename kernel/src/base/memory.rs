@@ -43,7 +43,7 @@ pub fn init(boot_info: &'static mut BootInfo) {
     let s = stats();
     log::info!(
         "memory: {} MiB usable in 4 KiB frames, {} in use after mapping the {} MiB heap",
-        s.frames_total * 4096 >> 20,
+        (s.frames_total * 4096) >> 20,
         s.frames_in_use,
         hal::heap::HEAP_SIZE >> 20
     );

@@ -37,7 +37,7 @@ pub fn microstates(rows: &[Row]) {
         print!("{:>5} {:<12}", r.pid, r.name);
         for (s, _) in COLUMNS {
             let v = r.clocks[*s as usize];
-            let pct = if total == 0 { 0 } else { v * 1000 / total };
+            let pct = (v * 1000).checked_div(total).unwrap_or(0);
             print!(" {:>13}", alloc::format!("{}({}.{})", clock.ticks_to_ns(v) / 1_000_000, pct / 10, pct % 10));
         }
         println!(" {:>9}", clock.ticks_to_ns(total) / 1_000_000);

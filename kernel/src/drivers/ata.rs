@@ -240,7 +240,7 @@ impl Identity {
 /// ATA strings store two characters per word, the first in the high byte.
 fn ata_string<const N: usize>(block: &Sector, first_word: usize) -> [u8; N] {
     let mut s = [0u8; N];
-    for (k, pair) in s.chunks_exact_mut(2).enumerate() {
+    for (k, pair) in s.as_chunks_mut::<2>().0.iter_mut().enumerate() {
         let i = 2 * (first_word + k);
         pair[0] = block[i + 1];
         pair[1] = block[i];
@@ -624,7 +624,7 @@ impl Disk {
     }
 
     fn check_range(&self, lba: u64, len: usize) -> Result<(), AtaError> {
-        if len == 0 || len % SECTOR_SIZE != 0 {
+        if len == 0 || !len.is_multiple_of(SECTOR_SIZE) {
             return Err(AtaError::BadLength);
         }
         let end = lba.checked_add((len / SECTOR_SIZE) as u64);

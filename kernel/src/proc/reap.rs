@@ -43,6 +43,8 @@ pub fn wait(pid: Option<i32>) -> Result<WaitResult, i32> {
 /// ends unless `nohang` (`Ok(None)`). `ECHILD`: no such child; `EINTR`: the caller's process
 /// is being killed.
 pub fn wait_child(target: WaitFor, options: WaitOptions) -> Result<Option<WaitResult>, i32> {
+    // A value that lives for one step on the stack: its size does not matter.
+    #[allow(clippy::large_enum_variant)]
     enum Step {
         Done(Result<Option<WaitResult>, i32>),
         Sleep(TaskKey),

@@ -36,7 +36,7 @@ pub fn create_thread(
     arg: u64,
     write_return_address: impl FnOnce(u64) -> Result<(), i32>,
 ) -> Result<i32, i32> {
-    if entry >= USER_END || entry < USER_MIN_ADDR || stack_top > USER_END || stack_top < USER_MIN_ADDR + 8 {
+    if !(USER_MIN_ADDR..USER_END).contains(&entry) || !(USER_MIN_ADDR + 8..=USER_END).contains(&stack_top) {
         return Err(EINVAL);
     }
     let (vm, name) = super::with(|p| {

@@ -409,7 +409,7 @@ impl Vm {
         self.with_map(|m| {
             let start = if req.fixed || req.noreplace {
                 let end = req.addr.checked_add(len).ok_or(ENOMEM)?;
-                if req.addr % PAGE_SIZE != 0 || req.addr < USER_MIN_ADDR || end > USER_END {
+                if !req.addr.is_multiple_of(PAGE_SIZE) || req.addr < USER_MIN_ADDR || end > USER_END {
                     return Err(EINVAL);
                 }
                 // The guard page is in no region, but mapping it would let a stack overflow
@@ -446,7 +446,7 @@ impl Vm {
     /// `EINVAL` for an unaligned `addr`, `len == 0` or a range outside the user half.
     pub fn munmap(&self, addr: u64, len: u64, cpu: u64) -> Result<(), i32> {
         let end = addr.checked_add(len).and_then(page_up).ok_or(EINVAL)?;
-        if addr % PAGE_SIZE != 0 || len == 0 || end > USER_END {
+        if !addr.is_multiple_of(PAGE_SIZE) || len == 0 || end > USER_END {
             return Err(EINVAL);
         }
         self.with_map(|m| {
@@ -468,7 +468,7 @@ fn find_gap(vmas: &[Vma], hint: u64, len: u64) -> Option<u64> {
     let free = |s: u64| -> bool {
         s.checked_add(len).is_some_and(|e| s >= USER_MMAP_BASE && e <= USER_STACK_GUARD && !vmas.iter().any(|v| v.overlaps(s, e)))
     };
-    if hint % PAGE_SIZE == 0 && free(hint) {
+    if hint.is_multiple_of(PAGE_SIZE) && free(hint) {
         return Some(hint);
     }
     let mut taken: Vec<(u64, u64)> =

@@ -30,7 +30,7 @@ fn open() -> Result<(Socket, u16), &'static str> {
 }
 
 fn register(s: &Socket, fam: u16) -> Result<(), &'static str> {
-    crate::acct::send(&s, &request(fam, 2, 0, Command::RegisterCpumask("0")).map_err(|_| "cannot build REGISTER")?).map_err(|_| "register failed")?;
+    crate::acct::send(s, &request(fam, 2, 0, Command::RegisterCpumask("0")).map_err(|_| "cannot build REGISTER")?).map_err(|_| "register failed")?;
     Ok(())
 }
 

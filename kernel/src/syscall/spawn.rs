@@ -33,7 +33,7 @@ pub fn spawn(a: &Args) -> SysResult {
     usercopy::copy_from_user(argv_addr, &mut pairs)?;
     let mut args: Vec<Vec<u8>> = Vec::with_capacity(argc as usize);
     let mut total = 0u64;
-    for p in pairs.chunks_exact(16) {
+    for p in pairs.as_chunks::<16>().0 {
         let word = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().unwrap_or([0; 8]));
         let (addr, len) = (word(0), word(8));
         total = total.saturating_add(len).saturating_add(1);

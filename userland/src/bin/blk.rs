@@ -82,17 +82,17 @@ fn transfer(sectors: u64, write: bool) -> Result<u64, (u64, Errno)> {
         let n = (sectors - lba).min(CHUNK);
         let bytes = &mut buf[..n as usize * BLK_SECTOR_SIZE];
         if write {
-            for (i, s) in bytes.chunks_exact_mut(BLK_SECTOR_SIZE).enumerate() {
+            for (i, s) in bytes.as_chunks_mut::<BLK_SECTOR_SIZE>().0.iter_mut().enumerate() {
                 fill_pattern(lba + i as u64, s);
             }
             sys::blk_write(lba, bytes).map_err(|e| (lba, e))?;
         } else {
             sys::blk_read(lba, bytes).map_err(|e| (lba, e))?;
             let mut want = [0u8; BLK_SECTOR_SIZE];
-            for (i, s) in bytes.chunks_exact(BLK_SECTOR_SIZE).enumerate() {
+            for (i, s) in bytes.as_chunks::<BLK_SECTOR_SIZE>().0.iter().enumerate() {
                 let at = lba + i as u64;
                 fill_pattern(at, &mut want);
-                if s != want {
+                if *s != want {
                     bad += 1;
                     if bad <= SHOW_BAD {
                         let off = s.iter().zip(want.iter()).position(|(a, b)| a != b).unwrap_or(0);

@@ -33,26 +33,33 @@ fn main() -> i32 {
         return 2;
     };
     println!("crash: {kind}");
-    // SAFETY (all blocks): each instruction faults, and the kernel ends the process, so
+    // Each block below: every instruction faults, and the kernel ends the process, so
     // no Rust code ever runs with the machine state the assembly leaves behind; should the
     // kernel resume instead, the clobbers declared keep the compiler's view correct.
     match kind {
+        // SAFETY: as above.
         "divide" => unsafe {
             asm!("xor edx, edx", "xor ecx, ecx", "mov eax, 1", "div ecx", out("eax") _, out("ecx") _, out("edx") _);
         },
+        // SAFETY: as above.
         "ud2" | "invalid" => unsafe { asm!("ud2") },
+        // SAFETY: as above.
         "gp" => unsafe {
             asm!("mov rax, 0x8000000000000000", "mov rax, [rax]", out("rax") _);
         },
+        // SAFETY: as above.
         "pagefault" | "pf" => unsafe {
             asm!("mov rax, 0xdeadb000", "mov byte ptr [rax], 1", out("rax") _);
         },
+        // SAFETY: as above.
         "null" => unsafe {
             asm!("xor eax, eax", "mov rax, [rax]", out("rax") _);
         },
+        // SAFETY: as above.
         "kernel" => unsafe {
             asm!("mov rax, 0xffff800000000000", "mov rax, [rax]", out("rax") _);
         },
+        // SAFETY: as above.
         "int3" => unsafe { asm!("int3") },
         "stack" => {
             let depth = recurse(0);

@@ -163,8 +163,8 @@ fn parse_args() -> Result<Opts, String> {
         let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty()) else {
             return Err(format!("unexpected argument {a:?}"));
         };
-        let mut chars = flags.char_indices();
-        while let Some((at, c)) = chars.next() {
+        let chars = flags.char_indices();
+        for (at, c) in chars {
             let attached = &flags[at + c.len_utf8()..];
             let takes_value = matches!(c, 'w' | 'r' | 'm' | 'n' | 't' | 'p' | 'c');
             if !takes_value {

@@ -164,7 +164,7 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// The second thread: some CPU time of its own, then exit.
 extern "C" fn helper(_: usize) -> ! {
     let t0 = sys::monotonic_ns().unwrap_or(0);
-    while !STOP.load(Ordering::Relaxed) && sys::monotonic_ns().unwrap_or(u64::MAX) < t0 + 5_000_000 {}
+    while !STOP.load(Ordering::Relaxed) && sys::monotonic_ns().unwrap_or(u64::MAX) < t0 + 5_000_000 { core::hint::spin_loop() }
     HELPER_DONE.arrive();
     sys::exit(0)
 }

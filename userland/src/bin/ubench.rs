@@ -220,7 +220,7 @@ fn ctx_leader(n: u64, p: u64) -> i32 {
     }
     let (rfd, wfd) = (pipes[p as usize - 1].0, pipes[0].1);
     let round = || {
-        let token = [b't'];
+        let token = *b"t";
         sys::write_all(wfd, &token).map_err(|_| ())?;
         let mut back = [0u8; 1];
         match sys::read(rfd, &mut back) {

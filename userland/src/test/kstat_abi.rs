@@ -43,11 +43,11 @@ fn main() -> i32 {
     let mut needed = 0u64;
     expect_err(probe::kstat_chain(BadPtr::NULL.into(), 0, (&mut needed).into()), ENOMEM, 1);
     check(needed >= H as u64, 2);
-    check(needed % H as u64 == 0, 3);
+    check(needed.is_multiple_of(H as u64), 3);
     let kcid = raw(sys::kstat_chain(buf, Some(&mut needed)));
     check(kcid >= 0, 4);
     let kcid = kcid as KidT;
-    check(needed % H as u64 == 0, 5);
+    check(needed.is_multiple_of(H as u64), 5);
     check(header(buf, 0).ks_kid == 0, 6);
     check(header(buf, 1).ks_kid == 1, 7);
     expect_err(sys::kstat_chain(&mut buf[..needed as usize - 1], None), ENOMEM, 8); // one byte short

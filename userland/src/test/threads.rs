@@ -64,7 +64,7 @@ fn main() -> i32 {
     let pid = sys::getpid().unwrap_or(0);
     let Ok(stacks) = Mapping::new(4 * STACK, PROT_READ | PROT_WRITE) else { fail(4) };
     check(stacks.addr() as isize > 0, 4);
-    let mut stacks = stacks.leak().chunks_exact_mut(STACK);
+    let mut stacks = stacks.leak().as_chunks_mut::<STACK>().0.iter_mut().map(|s| &mut s[..]);
     let mut stack = move || stacks.next().unwrap_or_else(|| fail(4));
     match mode {
         THREADS_REPORT => {

@@ -129,7 +129,7 @@ impl FrameAllocator {
     }
 
     fn was_handed_out(&self, frame: u64) -> bool {
-        if frame % FRAME_SIZE != 0 {
+        if !frame.is_multiple_of(FRAME_SIZE) {
             return false;
         }
         self.regions[..self.nregions].iter().enumerate().any(|(i, r)| {

@@ -492,7 +492,7 @@ impl KstatRegistry {
             KstatData::Io(io) => io.snapshot(now).encode_into(out),
             KstatData::Timer(t) => tally_uapi::kstat::encode_records(t.records(), out),
             KstatData::Headers => {
-                for (h, chunk) in self.headers().zip(out.chunks_exact_mut(KstatHeader::SIZE)) {
+                for (h, chunk) in self.headers().zip(out.as_chunks_mut::<{ KstatHeader::SIZE }>().0) {
                     h.encode_into(chunk);
                 }
                 Some(needed)

@@ -122,7 +122,7 @@ impl Segment<'_> {
     /// One past the last page the segment touches (page aligned). Cannot overflow: [`plan`]
     /// checked that `vaddr + memsz` stays below `Limits::user_end`.
     pub fn page_end(&self) -> u64 {
-        page_ceil(self.vaddr + self.memsz).unwrap_or(u64::MAX & !(PAGE_SIZE - 1))
+        page_ceil(self.vaddr + self.memsz).unwrap_or(!(PAGE_SIZE - 1))
     }
 
     /// Number of pages to map.

@@ -69,7 +69,7 @@ impl StackImage {
     /// ([`ExecError::NulInArgument`]); more than [`ARG_MAX`] bytes in all
     /// ([`ExecError::ArgsTooLong`]).
     pub fn build(stack_top: u64, argv: &[&[u8]], envp: &[&[u8]], auxv: &[(u64, u64)]) -> Result<StackImage, ExecError> {
-        if stack_top % 16 != 0 || stack_top > USER_HALF_END {
+        if !stack_top.is_multiple_of(16) || stack_top > USER_HALF_END {
             return Err(ExecError::BadStackTop);
         }
         // Sizes first, each step checked, so that nothing is allocated for an oversized request.
@@ -87,7 +87,7 @@ impl StackImage {
             .and_then(|n| n.checked_add(1 + 1 + 1 + 2)) // argc, two NULLs, AT_NULL pair
             .filter(|&n| n <= ARG_MAX / 8)
             .ok_or(ExecError::ArgsTooLong)?;
-        let total = (strings + 15) / 16 * 16 + words * 8 + 15;
+        let total = strings.div_ceil(16) * 16 + words * 8 + 15;
         if total > ARG_MAX {
             return Err(ExecError::ArgsTooLong);
         }

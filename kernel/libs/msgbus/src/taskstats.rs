@@ -298,7 +298,7 @@ impl<'a> AggrRecord<'a> {
     /// The MSA payload as little-endian `u64` nanoseconds (a trailing partial word is
     /// ignored); empty if there is no MSA attribute.
     pub fn msa_values(&self) -> impl Iterator<Item = u64> + 'a {
-        self.msa.unwrap_or(&[]).chunks_exact(8).map(|c| {
+        self.msa.unwrap_or(&[]).as_chunks::<8>().0.iter().map(|c| {
             let mut w = [0u8; 8];
             w.copy_from_slice(c);
             u64::from_le_bytes(w)

@@ -78,7 +78,7 @@ impl RunQueue {
             let granularity = timeslice_granularity(&config, se.sleep_avg);
             let used = static_prio_timeslice(&config, se.static_prio).saturating_sub(se.time_slice);
             if is_interactive(se.prio, se.static_prio)
-                && used % granularity == 0
+                && used.is_multiple_of(granularity)
                 && se.time_slice >= granularity
             {
                 self.arrays[self.active].requeue(store, p);

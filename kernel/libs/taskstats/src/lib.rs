@@ -168,7 +168,7 @@ pub struct TaskAccounting {
 /// (`8 × NR_MICROSTATES` bytes; a shorter `out` takes the first clocks). A clock of 0
 /// ticks — most of them, in a live task — is 0 ns without a division.
 pub fn write_msa_ns(msa_ticks: &MsaTimes, clock: &TscClock, out: &mut [u8]) {
-    for (word, &t) in out.chunks_exact_mut(8).zip(msa_ticks) {
+    for (word, &t) in out.as_chunks_mut::<8>().0.iter_mut().zip(msa_ticks) {
         let ns = if t == 0 { 0 } else { clock.ticks_to_ns(t) };
         word.copy_from_slice(&ns.to_le_bytes());
     }
@@ -456,8 +456,10 @@ mod tests {
     #[test]
     fn delay_max_ts_is_wall_clock() {
         let clock = TscClock::new(2_000_000_000, 1_000);
-        let mut a = TaskAccounting::default();
-        a.msa_ticks = times(&[(OnActiveQueue, 300), (OnExpiredQueue, 100)]);
+        let mut a = TaskAccounting {
+            msa_ticks: times(&[(OnActiveQueue, 300), (OnExpiredQueue, 100)]),
+            ..TaskAccounting::default()
+        };
         a.delays.cpu = DelayEpisodes {
             count: 2,
             total: 400,

@@ -196,7 +196,7 @@ impl Rusage {
             self.ru_nivcsw,
         ];
         let mut out = [0u8; Self::SIZE];
-        for (chunk, w) in out.chunks_exact_mut(8).zip(words) {
+        for (chunk, w) in out.as_chunks_mut::<8>().0.iter_mut().zip(words) {
             chunk.copy_from_slice(&w.to_le_bytes());
         }
         out
