@@ -128,7 +128,11 @@ impl hal::syscall_entry::SyscallHandlers for Handlers {
 }
 
 fn on_off(b: bool) -> &'static str {
-    if b { "on" } else { "off (CPU lacks it)" }
+    if b {
+        "on"
+    } else {
+        "off (CPU lacks it)"
+    }
 }
 
 /// Pid 1, the kernel's part: run the benchmark or the self-test the command line names (both

@@ -44,7 +44,8 @@ pub struct BrkHeap {
 unsafe impl Sync for BrkHeap {}
 
 #[global_allocator]
-static HEAP: BrkHeap = BrkHeap { locked: AtomicBool::new(false), state: UnsafeCell::new(State { heap: Heap::empty(), start: 0, end: 0 }) };
+static HEAP: BrkHeap =
+    BrkHeap { locked: AtomicBool::new(false), state: UnsafeCell::new(State { heap: Heap::empty(), start: 0, end: 0 }) };
 
 impl BrkHeap {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {

@@ -48,15 +48,15 @@ pub mod errno;
 pub mod fixture;
 pub mod heap;
 pub mod io;
+mod panic;
 pub mod process;
 pub mod rand;
 pub mod start;
 pub mod sys;
 pub mod thread;
-mod panic;
 
 pub use errno::Errno;
-pub use start::{arg, args, argc, program_name};
+pub use start::{arg, argc, args, program_name};
 pub use tally_uapi as uapi;
 
 /// Declares the program's `main`: `tally_rt::entry!(main);` with `fn main() -> i32`.

@@ -18,7 +18,9 @@ fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     if !PANICKING.swap(true, Ordering::Relaxed) {
         let name = crate::program_name();
         match info.location() {
-            Some(l) => crate::eprintln!("{name}: panic: {} at {}:{}:{}", info.message(), l.file(), l.line(), l.column()),
+            Some(l) => {
+                crate::eprintln!("{name}: panic: {} at {}:{}:{}", info.message(), l.file(), l.line(), l.column())
+            }
             None => crate::eprintln!("{name}: panic: {}", info.message()),
         }
     }

@@ -52,7 +52,11 @@ pub const fn exit_code(status: i32) -> i32 {
 
 /// `WTERMSIG`: the killing signal, when it was one (0 otherwise).
 pub const fn term_signal(status: i32) -> i32 {
-    if tally_uapi::wait::wifsignaled(status) { tally_uapi::wait::wtermsig(status) } else { 0 }
+    if tally_uapi::wait::wifsignaled(status) {
+        tally_uapi::wait::wtermsig(status)
+    } else {
+        0
+    }
 }
 
 /// Linux's name of signal `sig` on x86_64: every standard signal `kill` can send
@@ -130,7 +134,11 @@ pub fn parse_i64(s: &str) -> Option<i64> {
         }
         v = v.checked_mul(10)?.checked_sub(i64::from(c - b'0'))?;
     }
-    if neg { Some(v) } else { v.checked_neg() }
+    if neg {
+        Some(v)
+    } else {
+        v.checked_neg()
+    }
 }
 
 /// Parses a non-negative decimal (or `0x` hexadecimal) number argument.

@@ -27,7 +27,11 @@ impl SplitMix64 {
     /// A number in `0..n` (`n > 0`; 0 when `n == 0`). Slightly biased for huge `n`, which
     /// does not matter for choosing test inputs.
     pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next_u64() % n }
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
     }
 
     /// True with probability `1/n`.

@@ -56,7 +56,11 @@ pub mod raw {
 
 /// Decodes a raw result: `-4095..=-1` is `-errno`.
 pub const fn decode(ret: isize) -> Result<usize, Errno> {
-    if ret < 0 && ret >= -4095 { Err(Errno(-ret as i32)) } else { Ok(ret as usize) }
+    if ret < 0 && ret >= -4095 {
+        Err(Errno(-ret as i32))
+    } else {
+        Ok(ret as usize)
+    }
 }
 
 /// A call whose arguments cannot hurt the program's memory (or only point at buffers the
@@ -92,7 +96,14 @@ pub fn write_all(fd: usize, mut buf: &[u8]) -> Result<(), Errno> {
 ///
 /// # Safety
 /// With `MAP_FIXED` in `flags` the kernel replaces whatever is mapped at `addr`.
-pub unsafe fn mmap(addr: usize, len: usize, prot: usize, flags: usize, fd: isize, offset: usize) -> Result<usize, Errno> {
+pub unsafe fn mmap(
+    addr: usize,
+    len: usize,
+    prot: usize,
+    flags: usize,
+    fd: isize,
+    offset: usize,
+) -> Result<usize, Errno> {
     call(SYS_MMAP, [addr, len, prot, flags, fd as usize, offset])
 }
 
@@ -160,7 +171,12 @@ pub fn exit(code: i32) -> ! {
 /// `wait4(pid, &status, options, &rusage)`: the pid of a child that ended (0 with
 /// `WNOHANG` if none has yet). `pid` -1 waits for any child. `status` gets the wait status
 /// (decode it with [`crate::process`]), `rusage` the child's resource usage.
-pub fn wait4(pid: isize, status: Option<&mut i32>, options: usize, rusage: Option<&mut Rusage>) -> Result<usize, Errno> {
+pub fn wait4(
+    pid: isize,
+    status: Option<&mut i32>,
+    options: usize,
+    rusage: Option<&mut Rusage>,
+) -> Result<usize, Errno> {
     let st = status.map_or(0, |s| s as *mut i32 as usize);
     let mut bytes = [0u8; Rusage::SIZE];
     let ru = if rusage.is_some() { bytes.as_mut_ptr() as usize } else { 0 };
@@ -337,7 +353,12 @@ pub fn socket(domain: u32, ty: u32, protocol: u32) -> Result<usize, Errno> {
 
 /// `bind(fd, &sockaddr_nl, 12)`.
 pub fn bind_netlink(fd: usize, portid: u32) -> Result<usize, Errno> {
-    let sa = tally_uapi::netlink::SockaddrNl { nl_family: tally_uapi::netlink::AF_NETLINK as u16, nl_pid: portid, ..Default::default() }.to_bytes();
+    let sa = tally_uapi::netlink::SockaddrNl {
+        nl_family: tally_uapi::netlink::AF_NETLINK as u16,
+        nl_pid: portid,
+        ..Default::default()
+    }
+    .to_bytes();
     call(SYS_BIND, [fd, sa.as_ptr() as usize, sa.len(), 0, 0, 0])
 }
 
@@ -362,7 +383,10 @@ pub fn setsockopt_int(fd: usize, level: u32, name: u32, value: i32) -> Result<us
 pub fn getsockopt_int(fd: usize, level: u32, name: u32) -> Result<i32, Errno> {
     let mut v = 0i32;
     let mut len = 4i32;
-    call(SYS_GETSOCKOPT, [fd, level as usize, name as usize, &mut v as *mut i32 as usize, &mut len as *mut i32 as usize, 0])?;
+    call(
+        SYS_GETSOCKOPT,
+        [fd, level as usize, name as usize, &mut v as *mut i32 as usize, &mut len as *mut i32 as usize, 0],
+    )?;
     Ok(v)
 }
 
@@ -439,7 +463,10 @@ impl Mapping {
     }
 
     fn assert_read_write(&self) {
-        assert!(self.prot & (PROT_READ | PROT_WRITE) == PROT_READ | PROT_WRITE, "the mapping is not readable and writable");
+        assert!(
+            self.prot & (PROT_READ | PROT_WRITE) == PROT_READ | PROT_WRITE,
+            "the mapping is not readable and writable"
+        );
     }
 
     /// The memory as 64-bit words (the first `len / 8`). Panics unless it is mapped
@@ -573,7 +600,11 @@ pub mod probe {
 
         /// Any address at or above `USER_END` (non-canonical or the kernel half).
         pub const fn above_user(addr: usize) -> Option<BadPtr> {
-            if addr as u64 >= USER_END { Some(BadPtr(addr)) } else { None }
+            if addr as u64 >= USER_END {
+                Some(BadPtr(addr))
+            } else {
+                None
+            }
         }
 
         /// The program's first code byte: mapped, but read and execute only.

@@ -114,7 +114,8 @@ const DERIVED: [(&str, (&str, u64), (&str, u64)); 3] = [
 
 /// `num / den` among `samples`, when both ran.
 fn derive(samples: &[Sample], num: (&str, u64), den: (&str, u64)) -> Option<f64> {
-    let find = |(name, param): (&str, u64)| samples.iter().find(|s| s.name == name && s.param == param).map(|s| s.ns_per_op);
+    let find =
+        |(name, param): (&str, u64)| samples.iter().find(|s| s.name == name && s.param == param).map(|s| s.ns_per_op);
     match (find(num), find(den)) {
         (Some(n), Some(d)) if d > 0.0 => Some(n / d),
         _ => None,
@@ -126,8 +127,10 @@ fn run_variant(no_accounting: bool, filter: &str, icount: bool) -> Result<Vec<Sa
     let image = build::image(&opts)?;
     let label = if no_accounting { "accounting compiled out" } else { "accounting compiled in" };
     eprintln!("bench: running the kernel with {label}...");
-    let (status, serial, _) =
-        qemu::Qemu::new(&image).cmdline(&format!("bench={filter}")).icount(icount).run_captured(Duration::from_secs(600))?;
+    let (status, serial, _) = qemu::Qemu::new(&image)
+        .cmdline(&format!("bench={filter}"))
+        .icount(icount)
+        .run_captured(Duration::from_secs(600))?;
     if status != qemu::Status::Success {
         let tail: Vec<&str> = serial.lines().rev().take(20).collect();
         return Err(format!(
@@ -141,7 +144,9 @@ fn run_variant(no_accounting: bool, filter: &str, icount: bool) -> Result<Vec<Sa
         .map(|json| serde_json::from_str(json).map_err(|e| format!("bad BENCH line {json:?}: {e}")))
         .collect::<Result<_, _>>()?;
     if serial.lines().any(|l| l.starts_with("BENCHRAW ")) {
-        let hz = tsc_hz(&serial).filter(|&hz| hz > 0).ok_or_else(|| format!("the kernel ({label}) printed no TSC frequency"))?;
+        let hz = tsc_hz(&serial)
+            .filter(|&hz| hz > 0)
+            .ok_or_else(|| format!("the kernel ({label}) printed no TSC frequency"))?;
         samples.extend(aggregate_raw(&serial, hz)?);
     }
     for note in serial.lines().filter(|l| l.starts_with("bench: user")) {
@@ -171,10 +176,19 @@ pub fn run(filter: Option<&str>, icount: bool, json: Option<PathBuf>) -> Result<
         });
     }
     for o in without.iter().filter(|o| !with.iter().any(|s| s.name == o.name && s.param == o.param)) {
-        rows.push(Row { name: o.name.clone(), param: o.param, accounting_ns_per_op: None, no_accounting_ns_per_op: Some(o.ns_per_op), ratio: None });
+        rows.push(Row {
+            name: o.name.clone(),
+            param: o.param,
+            accounting_ns_per_op: None,
+            no_accounting_ns_per_op: Some(o.ns_per_op),
+            ratio: None,
+        });
     }
 
-    println!("time base: {}", if icount { "QEMU -icount (1 instruction = 1 ns of guest time)" } else { "TCG wall time" });
+    println!(
+        "time base: {}",
+        if icount { "QEMU -icount (1 instruction = 1 ns of guest time)" } else { "TCG wall time" }
+    );
     println!("{:<28} {:>8} {:>16} {:>16} {:>10}", "benchmark", "param", "acct in ns/op", "acct out ns/op", "in/out");
     let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
     for r in &rows {
@@ -190,7 +204,11 @@ pub fn run(filter: Option<&str>, icount: bool, json: Option<PathBuf>) -> Result<
     // Ratios between benchmarks of one kernel (targets from the issues; reported, not judged).
     let derived: Vec<Derived> = DERIVED
         .iter()
-        .map(|&(label, num, den)| Derived { label: label.to_string(), accounting: derive(&with, num, den), no_accounting: derive(&without, num, den) })
+        .map(|&(label, num, den)| Derived {
+            label: label.to_string(),
+            accounting: derive(&with, num, den),
+            no_accounting: derive(&without, num, den),
+        })
         .filter(|d| d.accounting.is_some() || d.no_accounting.is_some())
         .collect();
     if !derived.is_empty() {

@@ -14,7 +14,8 @@ const KERNEL_TARGET: &str = "x86_64-unknown-none";
 /// time, which is preferred over the path compiled in: a binary built for one checkout and
 /// reused from a shared target directory must not build another checkout's tree.
 pub fn root() -> PathBuf {
-    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    let manifest_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
     manifest_dir.parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
@@ -30,13 +31,21 @@ pub fn cargo() -> Command {
 }
 
 fn profile_dir(opts: &BuildOpts) -> &'static str {
-    if opts.release { "release" } else { "debug" }
+    if opts.release {
+        "release"
+    } else {
+        "debug"
+    }
 }
 
 /// The kernels of different feature sets are built into separate target directories, so
 /// that building one does not overwrite (and force a rebuild of) the other.
 fn kernel_target_dir(opts: &BuildOpts) -> PathBuf {
-    if opts.no_accounting { target_dir().join("no-accounting") } else { target_dir() }
+    if opts.no_accounting {
+        target_dir().join("no-accounting")
+    } else {
+        target_dir()
+    }
 }
 
 pub fn kernel_elf(opts: &BuildOpts) -> PathBuf {
@@ -45,7 +54,11 @@ pub fn kernel_elf(opts: &BuildOpts) -> PathBuf {
 
 fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
     let status = cmd.status().map_err(|e| format!("cannot start cargo for {what}: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("building {what} failed")) }
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("building {what} failed"))
+    }
 }
 
 /// Build the kernel ELF for `x86_64-unknown-none`.
@@ -93,7 +106,11 @@ fn stripped(kernel: &Path, out: &Path) -> Result<(), String> {
         .arg(out)
         .status()
         .map_err(|e| format!("cannot run llvm-objcopy: {e}"))?;
-    if status.success() { Ok(()) } else { Err("llvm-objcopy --strip-debug failed".into()) }
+    if status.success() {
+        Ok(())
+    } else {
+        Err("llvm-objcopy --strip-debug failed".into())
+    }
 }
 
 /// Build everything and pack the BIOS disk image; returns its path.

@@ -40,12 +40,12 @@ use std::process::ExitCode;
 use tally_msgbus::attr::AttrIter;
 use tally_msgbus::ctrl::parse_family_reply;
 use tally_msgbus::msg::{FrameError, Messages, Msg};
-use tally_msgbus::taskstats::{AggrKind, AggrRecord};
 use tally_msgbus::parse_taskstats_message;
+use tally_msgbus::taskstats::{AggrKind, AggrRecord};
 use tally_uapi::msa::MicroState;
 use tally_uapi::netlink::{
-    nla_align, GENL_HDRLEN, GENL_ID_CTRL, NLA_HDRLEN, NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN, NLMSG_MIN_TYPE, NLMSG_NOOP,
-    NLMSG_OVERRUN,
+    nla_align, GENL_HDRLEN, GENL_ID_CTRL, NLA_HDRLEN, NLMSG_DONE, NLMSG_ERROR, NLMSG_HDRLEN, NLMSG_MIN_TYPE,
+    NLMSG_NOOP, NLMSG_OVERRUN,
 };
 use tally_uapi::taskstats::{
     KernelTimespec, Taskstats, ACOMPAT, ACORE, AFORK, AGROUP, ASU, AXSIG, TASKSTATS_CMD_NEW, TASKSTATS_GENL_NAME,
@@ -109,7 +109,9 @@ pub fn decode(bytes: &[u8]) -> Result<String, DecodeError> {
             Some(Err(e)) => {
                 let what = match e {
                     FrameError::Truncated { remaining, .. } => {
-                        format!("{remaining} bytes left, too few for a {NLMSG_HDRLEN}-byte nlmsghdr (capture cut short?)")
+                        format!(
+                            "{remaining} bytes left, too few for a {NLMSG_HDRLEN}-byte nlmsghdr (capture cut short?)"
+                        )
                     }
                     FrameError::BadLength { header, .. } => format!(
                         "nlmsg_len {} is impossible here ({} bytes left, at least {NLMSG_HDRLEN} needed)",
@@ -139,7 +141,13 @@ pub fn decode(bytes: &[u8]) -> Result<String, DecodeError> {
 type Bad = (usize, String);
 
 /// One message at `offset`.
-fn message(out: &mut String, counts: &mut Counts, family: &mut Option<u16>, offset: usize, m: &Msg<'_>) -> Result<(), Bad> {
+fn message(
+    out: &mut String,
+    counts: &mut Counts,
+    family: &mut Option<u16>,
+    offset: usize,
+    m: &Msg<'_>,
+) -> Result<(), Bad> {
     let h = m.header;
     match h.nlmsg_type {
         NLMSG_ERROR => {
@@ -174,8 +182,12 @@ fn message(out: &mut String, counts: &mut Counts, family: &mut Option<u16>, offs
             Ok(())
         }
         GENL_ID_CTRL => {
-            let f = parse_family_reply(m.bytes)
-                .map_err(|e| (bad_attr_offset(m, offset, false).unwrap_or(offset), format!("controller message does not parse (errno {e})")))?;
+            let f = parse_family_reply(m.bytes).map_err(|e| {
+                (
+                    bad_attr_offset(m, offset, false).unwrap_or(offset),
+                    format!("controller message does not parse (errno {e})"),
+                )
+            })?;
             if f.name == TASKSTATS_GENL_NAME {
                 *family = Some(f.id);
             }
@@ -187,7 +199,11 @@ fn message(out: &mut String, counts: &mut Counts, family: &mut Option<u16>, offs
             Ok(())
         }
         t if family.is_some_and(|f| f != t) => {
-            let _ = writeln!(out, "offset {offset}: message of family {t:#x} (not TASKSTATS), {} bytes (skipped)", h.nlmsg_len);
+            let _ = writeln!(
+                out,
+                "offset {offset}: message of family {t:#x} (not TASKSTATS), {} bytes (skipped)",
+                h.nlmsg_len
+            );
             Ok(())
         }
         _ => taskstats(out, counts, offset, m),
@@ -199,7 +215,8 @@ fn taskstats(out: &mut String, counts: &mut Counts, offset: usize, m: &Msg<'_>) 
     let h = m.header;
     let ts = parse_taskstats_message(m.bytes).map_err(|_| diagnose(m, offset))?;
     if ts.cmd != TASKSTATS_CMD_NEW {
-        let _ = writeln!(out, "offset {offset}: TASKSTATS command {} (not NEW), {} bytes (skipped)", ts.cmd, h.nlmsg_len);
+        let _ =
+            writeln!(out, "offset {offset}: TASKSTATS command {} (not NEW), {} bytes (skipped)", ts.cmd, h.nlmsg_len);
         return Ok(());
     }
     if h.nlmsg_pid == 0 {
@@ -207,7 +224,8 @@ fn taskstats(out: &mut String, counts: &mut Counts, offset: usize, m: &Msg<'_>) 
         let _ = writeln!(out, "offset {offset}: exit record, seq {}, {} bytes", h.nlmsg_seq, h.nlmsg_len);
     } else {
         counts.replies += 1;
-        let _ = writeln!(out, "offset {offset}: reply, seq {}, port {}, {} bytes", h.nlmsg_seq, h.nlmsg_pid, h.nlmsg_len);
+        let _ =
+            writeln!(out, "offset {offset}: reply, seq {}, port {}, {} bytes", h.nlmsg_seq, h.nlmsg_pid, h.nlmsg_len);
     }
     for r in &ts.records {
         counts.records += 1;
@@ -250,14 +268,36 @@ fn record(out: &mut String, r: &AggrRecord<'_>) -> Result<(), String> {
         t.ac_etime,
         r.stats.len()
     );
-    let _ = writeln!(out, "    {:<10}{:>12}{:>17}{:>17}{:>17}  max at", "delay", "count", "total ns", "max ns", "min ns");
+    let _ =
+        writeln!(out, "    {:<10}{:>12}{:>17}{:>17}{:>17}  max at", "delay", "count", "total ns", "max ns", "min ns");
     let rows: [(&str, u64, u64, u64, u64, KernelTimespec); 8] = [
         ("CPU", t.cpu_count, t.cpu_delay_total, t.cpu_delay_max, t.cpu_delay_min, t.cpu_delay_max_ts),
         ("IO", t.blkio_count, t.blkio_delay_total, t.blkio_delay_max, t.blkio_delay_min, t.blkio_delay_max_ts),
         ("SWAP", t.swapin_count, t.swapin_delay_total, t.swapin_delay_max, t.swapin_delay_min, t.swapin_delay_max_ts),
-        ("RECLAIM", t.freepages_count, t.freepages_delay_total, t.freepages_delay_max, t.freepages_delay_min, t.freepages_delay_max_ts),
-        ("THRASHING", t.thrashing_count, t.thrashing_delay_total, t.thrashing_delay_max, t.thrashing_delay_min, t.thrashing_delay_max_ts),
-        ("COMPACT", t.compact_count, t.compact_delay_total, t.compact_delay_max, t.compact_delay_min, t.compact_delay_max_ts),
+        (
+            "RECLAIM",
+            t.freepages_count,
+            t.freepages_delay_total,
+            t.freepages_delay_max,
+            t.freepages_delay_min,
+            t.freepages_delay_max_ts,
+        ),
+        (
+            "THRASHING",
+            t.thrashing_count,
+            t.thrashing_delay_total,
+            t.thrashing_delay_max,
+            t.thrashing_delay_min,
+            t.thrashing_delay_max_ts,
+        ),
+        (
+            "COMPACT",
+            t.compact_count,
+            t.compact_delay_total,
+            t.compact_delay_max,
+            t.compact_delay_min,
+            t.compact_delay_max_ts,
+        ),
         ("WPCOPY", t.wpcopy_count, t.wpcopy_delay_total, t.wpcopy_delay_max, t.wpcopy_delay_min, t.wpcopy_delay_max_ts),
         ("IRQ", t.irq_count, t.irq_delay_total, t.irq_delay_max, t.irq_delay_min, t.irq_delay_max_ts),
     ];
@@ -363,7 +403,11 @@ fn flags(f: u8) -> String {
     if unknown != 0 {
         parts.push(format!("{unknown:#x}"));
     }
-    if parts.is_empty() { String::from("-") } else { parts.join("|") }
+    if parts.is_empty() {
+        String::from("-")
+    } else {
+        parts.join("|")
+    }
 }
 
 fn errno_name(e: i32) -> &'static str {
@@ -388,7 +432,9 @@ mod tests {
     use tally_msgbus::msg::{error_message, MsgBuilder};
     use tally_msgbus::{exit_message, StatsRecord};
     use tally_uapi::msa::NR_MICROSTATES;
-    use tally_uapi::netlink::{NlMsgHdr, CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME, CTRL_ATTR_VERSION, CTRL_CMD_NEWFAMILY};
+    use tally_uapi::netlink::{
+        NlMsgHdr, CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME, CTRL_ATTR_VERSION, CTRL_CMD_NEWFAMILY,
+    };
     use tally_uapi::taskstats::{TASKSTATS_VERSION, TS_COMM_LEN};
 
     const FAMILY: u16 = 0x13;
@@ -420,7 +466,8 @@ mod tests {
     }
 
     fn rec(t: &Taskstats, msa: bool) -> StatsRecord {
-        let msa_ns = msa.then(|| (0..NR_MICROSTATES as u64).flat_map(|i| ((i + 1) * 1_500_000).to_le_bytes()).collect());
+        let msa_ns =
+            msa.then(|| (0..NR_MICROSTATES as u64).flat_map(|i| ((i + 1) * 1_500_000).to_le_bytes()).collect());
         StatsRecord { stats: t.to_bytes().to_vec(), msa_ns }
     }
 
@@ -434,7 +481,9 @@ mod tests {
 
     fn family_reply() -> Vec<u8> {
         let mut b = MsgBuilder::genl(GENL_ID_CTRL, 0, 1, 4000, CTRL_CMD_NEWFAMILY, 2);
-        b.put_str(CTRL_ATTR_FAMILY_NAME, "TASKSTATS").put_u16(CTRL_ATTR_FAMILY_ID, FAMILY).put_u32(CTRL_ATTR_VERSION, 1);
+        b.put_str(CTRL_ATTR_FAMILY_NAME, "TASKSTATS")
+            .put_u16(CTRL_ATTR_FAMILY_ID, FAMILY)
+            .put_u32(CTRL_ATTR_VERSION, 1);
         b.finish().unwrap()
     }
 
@@ -496,7 +545,9 @@ mod tests {
         let err_at = cap.len();
         cap.extend(error_message(&req, Some(&[1, 0, 0, 0, 0, 0, 0, 0]), 1, 4000));
         // A last message without its padding (nlmsg_len 17): still sound.
-        let mut noop = NlMsgHdr { nlmsg_len: 17, nlmsg_type: NLMSG_NOOP, nlmsg_flags: 0, nlmsg_seq: 11, nlmsg_pid: 0 }.to_bytes().to_vec();
+        let mut noop = NlMsgHdr { nlmsg_len: 17, nlmsg_type: NLMSG_NOOP, nlmsg_flags: 0, nlmsg_seq: 11, nlmsg_pid: 0 }
+            .to_bytes()
+            .to_vec();
         noop.push(0);
         let noop_at = cap.len();
         cap.extend(noop);

@@ -185,7 +185,11 @@ fn top_module(src: &Path, file: &Path) -> String {
 fn module_depth(src: &Path, file: &Path) -> usize {
     let rel = file.strip_prefix(src).unwrap_or(file);
     let n = rel.components().count();
-    if rel.file_name().is_some_and(|f| f == "mod.rs") { n - 1 } else { n }
+    if rel.file_name().is_some_and(|f| f == "mod.rs") {
+        n - 1
+    } else {
+        n
+    }
 }
 
 /// The top-level modules that code at module depth `depth` reaches with enough `super::` to
@@ -297,15 +301,19 @@ fn check_assembly(root: &Path) -> Vec<String> {
             problems.push(format!("{}: assembly outside kernel/src/selftest", file.display()));
         }
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
-        problems.extend(raw_syscall_numbers(&text).into_iter().map(|n| format!("{}:{n}: a raw system-call number", file.display())));
+        problems.extend(
+            raw_syscall_numbers(&text).into_iter().map(|n| format!("{}:{n}: a raw system-call number", file.display())),
+        );
     }
     problems
 }
 
 /// The 1-based lines of `asm` that load a literal number into eax/rax for a `syscall`.
 pub fn raw_syscall_numbers(asm: &str) -> Vec<usize> {
-    let lines: Vec<String> =
-        asm.lines().map(|l| l.split("//").next().unwrap_or("").split('#').next().unwrap_or("").trim().to_lowercase()).collect();
+    let lines: Vec<String> = asm
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or("").split('#').next().unwrap_or("").trim().to_lowercase())
+        .collect();
     let mut found = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let Some(operand) = l.strip_prefix("mov eax,").or_else(|| l.strip_prefix("mov rax,")) else { continue };
@@ -320,7 +328,12 @@ pub fn raw_syscall_numbers(asm: &str) -> Vec<usize> {
                 break;
             }
             let writes_eax = next.starts_with("mov eax") || next.starts_with("mov rax") || next.starts_with("xor eax");
-            if writes_eax || next.starts_with('j') || next.ends_with(':') || next.starts_with("div") || next.starts_with("call") {
+            if writes_eax
+                || next.starts_with('j')
+                || next.ends_with(':')
+                || next.starts_with("div")
+                || next.starts_with("call")
+            {
                 break;
             }
         }
@@ -374,7 +387,8 @@ mod tests {
     fn the_check_sees_the_calls_that_exist() {
         // A check that found no edge at all would pass for the wrong reason.
         let e = edges(&root().join("kernel/src"));
-        for (from, to) in [("proc", "sched"), ("sched", "sync"), ("syscall", "proc"), ("acct", "proc"), ("file", "bus")] {
+        for (from, to) in [("proc", "sched"), ("sched", "sync"), ("syscall", "proc"), ("acct", "proc"), ("file", "bus")]
+        {
             assert!(e.contains_key(&(from.to_string(), to.to_string())), "{from} -> {to} not found");
         }
     }

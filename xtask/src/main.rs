@@ -174,11 +174,16 @@ fn run(
     if let Some(dir) = capture.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let mut q = qemu::Qemu::new(&image).cmdline(cmdline).icount(icount).input(qemu::Input::for_run(script)).capture(&capture);
+    let mut q =
+        qemu::Qemu::new(&image).cmdline(cmdline).icount(icount).input(qemu::Input::for_run(script)).capture(&capture);
     if gdb {
         q = q.gdb();
         println!("QEMU is waiting for a debugger. In another terminal:");
-        println!("  gdb -ex 'target remote :1234' -ex 'symbol-file -o {:#x} {}'", build::KERNEL_BASE, build::kernel_elf(opts).display());
+        println!(
+            "  gdb -ex 'target remote :1234' -ex 'symbol-file -o {:#x} {}'",
+            build::KERNEL_BASE,
+            build::kernel_elf(opts).display()
+        );
     }
     let status = q.run_interactive(timeout)?;
     match std::fs::metadata(&capture) {

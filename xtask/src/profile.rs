@@ -82,7 +82,8 @@ pub fn parse_pcs(log: impl BufRead) -> std::io::Result<Vec<u64>> {
         let line = line?;
         let Some(rest) = line.strip_prefix("Trace ") else { continue };
         // `0: 0x7f93dc000100 [0000000000000000/ffff800000051120/00c0c2b0/ff020201]`
-        let pc = rest.split_once('[').and_then(|(_, f)| f.split('/').nth(1)).and_then(|pc| u64::from_str_radix(pc, 16).ok());
+        let pc =
+            rest.split_once('[').and_then(|(_, f)| f.split('/').nth(1)).and_then(|pc| u64::from_str_radix(pc, 16).ok());
         if let Some(pc) = pc {
             pcs.push(pc);
         }
@@ -95,7 +96,12 @@ pub fn parse_pcs(log: impl BufRead) -> std::io::Result<Vec<u64>> {
 /// dropped.
 pub fn iterations(pcs: &[u64], entry: u64, per_op: usize) -> Vec<&[u64]> {
     let starts: Vec<usize> = pcs.iter().enumerate().filter(|(_, &pc)| pc == entry).map(|(i, _)| i).collect();
-    starts.iter().step_by(per_op.max(1)).zip(starts.iter().step_by(per_op.max(1)).skip(1)).map(|(&a, &b)| &pcs[a..b]).collect()
+    starts
+        .iter()
+        .step_by(per_op.max(1))
+        .zip(starts.iter().step_by(per_op.max(1)).skip(1))
+        .map(|(&a, &b)| &pcs[a..b])
+        .collect()
 }
 
 /// Which iteration to show: of the first `ops` (the loop's), leave out the first and last
@@ -254,7 +260,8 @@ fn trace(image: &Path, what: &str, iters: u64, log: &Path) -> Result<String, Str
 }
 
 pub fn run(what: &str, no_accounting: bool, iters: u64) -> Result<ExitCode, String> {
-    let per_op = syscalls_per_op(what).ok_or_else(|| format!("cannot profile {what:?}: choose getpid, msa or tsget"))?;
+    let per_op =
+        syscalls_per_op(what).ok_or_else(|| format!("cannot profile {what:?}: choose getpid, msa or tsget"))?;
     if iters < 4 {
         return Err("--iters must be at least 4".into());
     }

@@ -189,14 +189,16 @@ impl Qemu {
 
     pub fn command(&self) -> Command {
         let mut c = Command::new(QEMU);
-        let monitor = self.monitor.as_ref().map_or_else(|| "none".to_string(), |p| format!("unix:{},server,nowait", p.display()));
+        let monitor =
+            self.monitor.as_ref().map_or_else(|| "none".to_string(), |p| format!("unix:{},server,nowait", p.display()));
         c.args(["-machine", "pc", "-cpu", "max", "-m", "256M", "-smp", "1"])
             .args(["-no-reboot", "-display", "none", "-monitor", &monitor, "-serial", "stdio"])
             .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
             .arg("-drive")
             .arg(format!("format=raw,file={},if=ide,index=0,snapshot=on", self.image.display()));
         // The data disk (primary slave, `ata1`) of the ATA driver's tests; see `build::data_disk`.
-        c.arg("-drive").arg(format!("format=raw,file={},if=ide,index=1,snapshot=on", crate::build::data_disk_path().display()));
+        c.arg("-drive")
+            .arg(format!("format=raw,file={},if=ide,index=1,snapshot=on", crate::build::data_disk_path().display()));
         // The second -serial is COM2.
         if let Some(path) = &self.capture {
             c.arg("-serial").arg(format!("file:{}", path.display()));

@@ -119,15 +119,20 @@ impl Scenario {
         }
         // The UART sends every "\n" as "\r\n": patterns spanning lines are written with "\n".
         let serial = serial.replace("\r\n", "\n");
-        find_in_order(&serial, &self.serial).map_err(|p| format!("serial output lacks {p:?} (after the previous match)"))
+        find_in_order(&serial, &self.serial)
+            .map_err(|p| format!("serial output lacks {p:?} (after the previous match)"))
     }
 
     /// Check the COM2 capture of a run against `capture_serial` (nothing to check without it).
     pub fn judge_capture(&self, capture: &[u8]) -> Result<(), String> {
         let Some(patterns) = &self.capture_serial else { return Ok(()) };
-        let text = crate::decode::decode(capture).map_err(|e| format!("the COM2 capture ({} bytes) does not decode: {e}", capture.len()))?;
+        let text = crate::decode::decode(capture)
+            .map_err(|e| format!("the COM2 capture ({} bytes) does not decode: {e}", capture.len()))?;
         find_in_order(&text, patterns).map_err(|p| {
-            format!("the decoded COM2 capture ({} bytes) lacks {p:?} (after the previous match); decoded:\n{text}", capture.len())
+            format!(
+                "the decoded COM2 capture ({} bytes) lacks {p:?} (after the previous match); decoded:\n{text}",
+                capture.len()
+            )
         })
     }
 }
@@ -156,7 +161,10 @@ mod tests {
         .unwrap();
         use crate::qemu::Status;
         assert_eq!(s.judge(Status::Success, "$ hello\r\nhello: pid 3\r\ndone\r\n"), Ok(()));
-        assert!(s.judge(Status::Success, "$ hello\r\nother\r\nhello: pid 3\r\ndone\r\n").is_err(), "lines must follow each other");
+        assert!(
+            s.judge(Status::Success, "$ hello\r\nother\r\nhello: pid 3\r\ndone\r\n").is_err(),
+            "lines must follow each other"
+        );
     }
 
     #[test]

@@ -96,7 +96,10 @@ fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option
                 let Some(s) = queue.lock().unwrap().pop_front() else { break };
                 let mut q = qemu::Qemu::new(&image).cmdline(&s.kernel_cmdline()).icount(s.icount).input(s.input());
                 // COM2 goes to a temporary file when the scenario checks it; kept on failure.
-                let capture = s.capture_serial.is_some().then(|| std::env::temp_dir().join(format!("tally-{}-{}.ttyS1", s.name, std::process::id())));
+                let capture = s
+                    .capture_serial
+                    .is_some()
+                    .then(|| std::env::temp_dir().join(format!("tally-{}-{}.ttyS1", s.name, std::process::id())));
                 if let Some(path) = &capture {
                     q = q.capture(path);
                 }
@@ -105,7 +108,9 @@ fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option
                     Err(e) => (Err(e), String::new(), Duration::ZERO),
                 };
                 if let (Some(path), Ok(())) = (&capture, &verdict) {
-                    verdict = std::fs::read(path).map_err(|e| format!("cannot read the COM2 capture {}: {e}", path.display())).and_then(|b| s.judge_capture(&b));
+                    verdict = std::fs::read(path)
+                        .map_err(|e| format!("cannot read the COM2 capture {}: {e}", path.display()))
+                        .and_then(|b| s.judge_capture(&b));
                 }
                 if let Some(path) = &capture {
                     match &verdict {

@@ -223,10 +223,22 @@ impl AddressSpace {
     /// sparsely touched range costs what is mapped in it, not its size. Emptied page
     /// tables stay until the space is cleared.
     pub fn unmap_range(&self, start: u64, end: u64) -> u64 {
-        if start >= end || !start.is_multiple_of(PAGE_SIZE) || !end.is_multiple_of(PAGE_SIZE) || !is_user_range(start, end - start) {
+        if start >= end
+            || !start.is_multiple_of(PAGE_SIZE)
+            || !end.is_multiple_of(PAGE_SIZE)
+            || !is_user_range(start, end - start)
+        {
             return 0;
         }
-        fn level(phys: u64, depth: usize, base: u64, start: u64, end: u64, freed: &mut u64, frames: &mut tally_frames::FrameAllocator) {
+        fn level(
+            phys: u64,
+            depth: usize,
+            base: u64,
+            start: u64,
+            end: u64,
+            freed: &mut u64,
+            frames: &mut tally_frames::FrameAllocator,
+        ) {
             // Bytes covered by one entry at this depth: 512 GiB, 1 GiB, 2 MiB, 4 KiB.
             let span = 1u64 << (39 - 9 * depth);
             // SAFETY: `phys` is a page-table frame of this space (the root, or reached
@@ -303,11 +315,7 @@ impl AddressSpace {
             // which is still held, so it cannot be freed meanwhile); the kernel reaches it
             // through the physical window; `bytes[done..done+n]` is in bounds.
             unsafe {
-                core::ptr::copy_nonoverlapping(
-                    bytes.as_ptr().add(done),
-                    paging::phys_to_virt(phys) as *mut u8,
-                    n,
-                )
+                core::ptr::copy_nonoverlapping(bytes.as_ptr().add(done), paging::phys_to_virt(phys) as *mut u8, n)
             };
         })
     }
@@ -384,7 +392,13 @@ impl AddressSpace {
     /// mapped page and then for each page table below the root; with `clear`, unlink them.
     /// Call with the page-table lock held.
     fn walk_user(&self, visit: &mut dyn FnMut(u64, bool), clear: bool) {
-        fn level(phys: u64, depth: usize, visit: &mut dyn FnMut(u64, bool), clear: bool, range: core::ops::Range<usize>) {
+        fn level(
+            phys: u64,
+            depth: usize,
+            visit: &mut dyn FnMut(u64, bool),
+            clear: bool,
+            range: core::ops::Range<usize>,
+        ) {
             // SAFETY: `phys` is a page-table frame of this space (the root or reached through
             // a present, non-huge user-half entry) and the caller holds the lock.
             let table = unsafe { table_at(phys) };

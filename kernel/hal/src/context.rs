@@ -235,7 +235,12 @@ impl Thread {
         // SAFETY: [rsp, top) lies in the stack just mapped writable, owned by this new thread
         // and not yet running.
         unsafe { core::ptr::copy_nonoverlapping(frame.as_ptr(), rsp as *mut u64, frame.len()) };
-        Ok(Thread { _stack: Some(stack), rsp: UnsafeCell::new(rsp), mode: UnsafeCell::new(Mode::kernel()), stack_top: top })
+        Ok(Thread {
+            _stack: Some(stack),
+            rsp: UnsafeCell::new(rsp),
+            mode: UnsafeCell::new(Mode::kernel()),
+            stack_top: top,
+        })
     }
 }
 

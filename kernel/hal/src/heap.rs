@@ -24,9 +24,7 @@ struct KernelHeap(Mutex<Heap>);
 // contract is the GlobalAlloc one, under a lock so that only one CPU/context is inside it.
 unsafe impl GlobalAlloc for KernelHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        without_interrupts(|| {
-            self.0.lock().allocate_first_fit(layout).map_or(core::ptr::null_mut(), |p| p.as_ptr())
-        })
+        without_interrupts(|| self.0.lock().allocate_first_fit(layout).map_or(core::ptr::null_mut(), |p| p.as_ptr()))
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {

@@ -195,9 +195,22 @@ pub fn init<T: TrapHandlers>() {
         idt.vmm_communication_exception.set_handler_fn(fault_code::<T, 29>);
         idt.security_exception.set_handler_fn(fault_code::<T, 30>);
         let irqs: [extern "x86-interrupt" fn(InterruptStackFrame); 16] = [
-            irq::<T, 0>, irq::<T, 1>, irq::<T, 2>, irq::<T, 3>, irq::<T, 4>, irq::<T, 5>, irq::<T, 6>,
-            irq::<T, 7>, irq::<T, 8>, irq::<T, 9>, irq::<T, 10>, irq::<T, 11>, irq::<T, 12>, irq::<T, 13>,
-            irq::<T, 14>, irq::<T, 15>,
+            irq::<T, 0>,
+            irq::<T, 1>,
+            irq::<T, 2>,
+            irq::<T, 3>,
+            irq::<T, 4>,
+            irq::<T, 5>,
+            irq::<T, 6>,
+            irq::<T, 7>,
+            irq::<T, 8>,
+            irq::<T, 9>,
+            irq::<T, 10>,
+            irq::<T, 11>,
+            irq::<T, 12>,
+            irq::<T, 13>,
+            irq::<T, 14>,
+            irq::<T, 15>,
         ];
         for (line, stub) in irqs.into_iter().enumerate() {
             idt[IRQ_BASE + line as u8].set_handler_fn(stub);

@@ -118,9 +118,8 @@ pub fn map_zeroed(start: u64, count: u64, flags: PageTableFlags) -> Result<(), M
             zero_frame(phys);
             let frame = PhysFrame::containing_address(PhysAddr::new(phys));
             // SAFETY: the frame was just allocated and zeroed, so mapping it aliases nothing.
-            let flush = unsafe {
-                mapper.map_to(page, frame, flags | PageTableFlags::PRESENT, &mut Frames(&mut frames))
-            };
+            let flush =
+                unsafe { mapper.map_to(page, frame, flags | PageTableFlags::PRESENT, &mut Frames(&mut frames)) };
             match flush {
                 Ok(f) => f.flush(),
                 Err(MapToError::PageAlreadyMapped(_)) => {

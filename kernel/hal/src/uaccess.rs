@@ -69,7 +69,11 @@ fn cpuid7_ebx() -> u32 {
         let max = core::arch::x86_64::__cpuid(0).eax;
         (max, if max >= 7 { core::arch::x86_64::__cpuid_count(7, 0).ebx } else { 0 })
     };
-    if max >= 7 { ebx } else { 0 }
+    if max >= 7 {
+        ebx
+    } else {
+        0
+    }
 }
 
 /// Turn on SMEP and SMAP if the CPU has them. Returns (smep, smap).
@@ -355,7 +359,8 @@ pub fn copy_to_user_direct(dst: u64, src: &[u8]) -> bool {
     // interrupts off.
     unsafe {
         if (dst & (PAGE_SIZE - 1)) + src.len() as u64 <= PAGE_SIZE {
-            tally_uaccess_copy(dst as *mut u8, src.as_ptr(), src.len(), smap()) == 0 // one page: no probe
+            tally_uaccess_copy(dst as *mut u8, src.as_ptr(), src.len(), smap()) == 0
+        // one page: no probe
         } else {
             tally_uaccess_copy_out(dst as *mut u8, src.as_ptr(), src.len(), smap()) == 0
         }

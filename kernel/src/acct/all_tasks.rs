@@ -3,8 +3,8 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use tally_microstate::MsaTimes;
-use tally_tasktable::{ExitState, TaskKey};
 use tally_taskstats::Counters;
+use tally_tasktable::{ExitState, TaskKey};
 
 use crate::proc::{self, vm::Vm};
 use crate::sched::{self, slot_of};

@@ -14,14 +14,14 @@
 //! | `system.rs` | system-wide clocks and interrupt time (the invariants, the kstats) |
 //! | `task_records.rs` | Linux `struct taskstats` records: GET by pid/tgid, and at every exit |
 
+mod all_tasks;
 mod clocks;
 mod system;
 mod task_records;
-mod all_tasks;
 mod usage;
 
+pub use all_tasks::{task_stats, TaskStat};
 pub use clocks::{msa_breakdown, msa_of, MsaWhich};
 pub use system::snapshot;
 pub use task_records::{current_sender, of_pid, of_pid_into, open_socket, send, Record, EXIT_RECORDS};
-pub use all_tasks::{task_stats, TaskStat};
 pub use usage::{children_totals, process_usage};

@@ -23,8 +23,8 @@ use alloc::sync::Arc;
 use tally_memacct::MemUsage;
 use tally_msgbus::taskstats::{RecordOut, TaskstatsSource, WriteRecord};
 use tally_msgbus::Sender;
-use tally_tasktable::{wcoredump, wifsignaled, ExitStatus, TaskKey};
 use tally_taskstats::{Memory, TaskAccounting};
+use tally_tasktable::{wcoredump, wifsignaled, ExitStatus, TaskKey};
 use tally_uapi::errno::ESRCH;
 use tally_uapi::taskstats::{ACORE, AFORK, AXSIG};
 

@@ -8,7 +8,6 @@
 use alloc::string::String;
 use spin::Once;
 
-
 static CMDLINE: Once<String> = Once::new();
 const MAX_LEN: usize = 4096;
 

@@ -7,7 +7,6 @@
 use core::fmt::{self, Write};
 use spin::Mutex;
 
-
 struct Serial;
 
 impl Write for Serial {

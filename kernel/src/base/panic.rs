@@ -2,8 +2,8 @@
 
 use core::panic::PanicInfo;
 
-use hal::qemu::ExitCode;
 use super::console::emergency_print;
+use hal::qemu::ExitCode;
 
 #[panic_handler]
 fn panic(info: &PanicInfo) -> ! {

@@ -8,7 +8,6 @@
 use spin::Once;
 use tally_clock::{calibrate, TscClock};
 
-
 static CLOCK: Once<TscClock> = Once::new();
 static BOOT_UNIX_SECONDS: Once<u64> = Once::new();
 
@@ -35,7 +34,12 @@ pub fn init(boot_tsc: u64) {
     let unix = raw.decode().map_or(0, |dt| {
         log::info!(
             "RTC: {:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
-            dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second
+            dt.year,
+            dt.month,
+            dt.day,
+            dt.hour,
+            dt.minute,
+            dt.second
         );
         dt.unix_seconds()
     });

@@ -12,9 +12,9 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::Harness;
-use crate::sched::SchedParams;
 use crate::proc;
 use crate::sched;
+use crate::sched::SchedParams;
 
 const YIELDS: u64 = 200;
 

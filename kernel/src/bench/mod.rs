@@ -5,9 +5,9 @@
 //! The kernel is built twice, with the `accounting` feature on and off, and both runs are
 //! compared side by side on the host. Nothing here judges a number: benchmarks report.
 
+mod bus_records;
 mod cases;
 mod context_switch;
-mod bus_records;
 mod ubench;
 
 use hal::qemu::ExitCode;

@@ -88,7 +88,10 @@ pub fn deliver_exit(pid: u32, pid_rec: &dyn WriteRecord, tgid: Option<(u32, &dyn
             Ok(msg) => s.bus.deliver_to_cpu_listeners(s.taskstats, THIS_CPU, &msg),
             Err(e) => {
                 let d = s.bus.drop_at_cpu_listeners(s.taskstats, THIS_CPU);
-                log::error!("taskstats: cannot build the exit record of pid {pid}: errno {e}; dropped at {} listener(s)", d.dropped);
+                log::error!(
+                    "taskstats: cannot build the exit record of pid {pid}: errno {e}; dropped at {} listener(s)",
+                    d.dropped
+                );
                 d
             }
         };

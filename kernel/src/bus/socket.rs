@@ -3,7 +3,7 @@
 
 use alloc::vec::Vec;
 use tally_msgbus::taskstats::TaskstatsSource;
-use tally_msgbus::{SockId, Sender};
+use tally_msgbus::{Sender, SockId};
 use tally_runqueue::SleepKind;
 use tally_uapi::errno::{EAGAIN, EINTR};
 
@@ -33,7 +33,12 @@ impl Socket {
 
     /// Hand the bus one or more messages from `sender`; replies are queued here. A request
     /// that needs the tasks' accounting (a taskstats GET) reads it from `source`.
-    pub fn send(&self, bytes: &[u8], sender: Sender, source: &mut (dyn TaskstatsSource + 'static)) -> Result<usize, i32> {
+    pub fn send(
+        &self,
+        bytes: &[u8],
+        sender: Sender,
+        source: &mut (dyn TaskstatsSource + 'static),
+    ) -> Result<usize, i32> {
         let n = with_bus(|s| s.bus.send(self.id, bytes, sender, source))?;
         READERS.wake_all(); // replies may be waited for by another thread
         Ok(n)
@@ -92,7 +97,8 @@ impl Socket {
         self.send(&tally_msgbus::ctrl::getfamily_request(seq, name)?, sender, &mut NoTasks)?;
         loop {
             let d = self.recv(true)?;
-            if tally_msgbus::msg::first_message(&d).is_ok_and(|m| m.header.nlmsg_seq == seq && m.header.nlmsg_pid != 0) {
+            if tally_msgbus::msg::first_message(&d).is_ok_and(|m| m.header.nlmsg_seq == seq && m.header.nlmsg_pid != 0)
+            {
                 return tally_msgbus::ctrl::parse_family_reply(&d).map(|f| f.id);
             }
         }

@@ -11,12 +11,12 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 pub mod tables;
 
-use tables::Row;
-use crate::sched::SchedParams;
 use crate::base::time;
 use crate::drivers;
-use crate::{acct, proc};
 use crate::sched;
+use crate::sched::SchedParams;
+use crate::{acct, proc};
+use tables::Row;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 

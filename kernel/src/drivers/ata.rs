@@ -74,10 +74,10 @@ use tally_kstat::IoStats;
 use tally_uapi::errno;
 use tally_uapi::kstat::{Hrtime, KstatIo};
 
-use hal::ata::{self as hw, status, Command, SECTOR_SIZE};
-use hal::cpu::without_interrupts;
 use crate::base::time;
 use crate::sync::{IrqCompletion, SleepLock};
+use hal::ata::{self as hw, status, Command, SECTOR_SIZE};
+use hal::cpu::without_interrupts;
 
 /// One sector, as the data port moves it.
 pub type Sector = [u8; SECTOR_SIZE];
@@ -499,7 +499,14 @@ fn hrtime_now() -> Hrtime {
 
 impl Disk {
     const fn new(name: &'static str, channel: &'static Channel, drive: u8) -> Self {
-        Disk { name, channel, drive, identity: Once::new(), stats: Mutex::new(IoStats::new()), errors: AtomicU64::new(0) }
+        Disk {
+            name,
+            channel,
+            drive,
+            identity: Once::new(),
+            stats: Mutex::new(IoStats::new()),
+            errors: AtomicU64::new(0),
+        }
     }
 
     /// `ata0`, `ata1`: the disk's name in logs and statistics.
@@ -540,7 +547,11 @@ impl Disk {
 
     /// Run one request with the channel to ourselves. `io` says whether (and as what) the
     /// request is accounted in the io kstat.
-    fn request(&self, io: Option<(Op, u64)>, body: impl FnOnce(&Channel) -> Result<(), AtaError>) -> Result<(), AtaError> {
+    fn request(
+        &self,
+        io: Option<(Op, u64)>,
+        body: impl FnOnce(&Channel) -> Result<(), AtaError>,
+    ) -> Result<(), AtaError> {
         if io.is_some() {
             self.account(|s, now| {
                 let _ = s.waitq_enter(now);

@@ -116,8 +116,11 @@ impl Procs {
                 p.group_exit = Some(status);
             }
         }
-        let others: Vec<TaskKey> =
-            self.table.threads(member).map(|t| t.iter().copied().filter(|&t| Some(t) != spare).collect()).unwrap_or_default();
+        let others: Vec<TaskKey> = self
+            .table
+            .threads(member)
+            .map(|t| t.iter().copied().filter(|&t| Some(t) != spare).collect())
+            .unwrap_or_default();
         for t in others {
             sched::kill(slot_of(t), now);
         }

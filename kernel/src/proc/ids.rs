@@ -60,7 +60,9 @@ pub fn ppid(pid: i32) -> Option<i32> {
 
 /// Whether `pid` is a zombie (exited, not yet reaped).
 pub fn is_zombie(pid: i32) -> bool {
-    super::with(|p| p.table.lookup(pid).and_then(|key| p.table.get(key)).is_ok_and(|t| t.exit_state() == ExitState::Zombie))
+    super::with(|p| {
+        p.table.lookup(pid).and_then(|key| p.table.get(key)).is_ok_and(|t| t.exit_state() == ExitState::Zombie)
+    })
 }
 
 /// Everything an accounting record says about who a task is and how it was scheduled, read

@@ -27,6 +27,7 @@
 //! | `prio.rs` | nice, scheduling policy, uid and the privilege checks |
 
 mod cputime;
+mod create;
 mod exec;
 mod exit;
 mod ids;
@@ -35,12 +36,12 @@ mod prio;
 pub mod ramdisk;
 mod reap;
 mod signal;
-mod create;
 mod threads;
 mod user;
 pub mod vm;
 
 pub use cputime::{current_process_cpu_ticks, on_cpu, ProcessClocks};
+pub use create::{init, spawn, spawn_thread};
 pub use exec::{exec_program, spawn_program, spawn_program_vm};
 pub use exit::{exit, exit_group, exit_if_killed, exit_signaled, recent_exits, return_to_user, ExitLogEntry};
 pub use ids::{current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, ppid, Identity};
@@ -48,7 +49,6 @@ pub use notify::{register_exit_observer, ExitEvent, ExitObserver};
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used};
 pub use reap::{wait, wait_child, WaitOptions, WaitResult};
 pub use signal::kill;
-pub use create::{init, spawn, spawn_thread};
 pub use threads::create_thread;
 pub use user::{current_files, current_vm, exec_user, spawn_user, user_page_fault};
 
@@ -59,8 +59,8 @@ use spin::Mutex;
 use tally_memacct::MemUsage;
 use tally_microstate::{DelayStats, MsaTimes};
 use tally_runqueue::TaskSlot;
-use tally_tasktable::{Accumulate, ExitStatus, TaskKey, TaskTable};
 use tally_taskstats::Counters;
+use tally_tasktable::{Accumulate, ExitStatus, TaskKey, TaskTable};
 
 use crate::file::FileTable;
 

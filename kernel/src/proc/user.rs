@@ -154,7 +154,8 @@ pub(super) fn exec_current(name: &str, vm: Arc<Vm>, start: (u64, u64, u64)) -> R
 /// read where to start, then leave for ring 3 for good — unless its process was killed
 /// before it ever ran.
 fn start_user(_: u64) {
-    let start = super::with(|p| p.table.get(sched::current()).ok().and_then(|t| t.payload().user.as_ref().map(|u| u.start)));
+    let start =
+        super::with(|p| p.table.get(sched::current()).ok().and_then(|t| t.payload().user.as_ref().map(|u| u.start)));
     let Some((rip, rsp, arg)) = start else {
         log::error!("start_user on a task without user state");
         return;

@@ -49,8 +49,8 @@ use tally_uapi::errno::{EEXIST, EINVAL, ENOMEM};
 
 use tally_memacct::{MemAcct, MemUsage};
 
-pub use hal::address_space::{Prot, USER_END};
 use hal::address_space::{is_user_range, AddressSpace, SpaceError, PAGE_SIZE};
+pub use hal::address_space::{Prot, USER_END};
 
 // The user half's layout is ABI (`mmap` refuses the guard page, programs name these
 // addresses): `tally_uapi::layout` defines it, for the kernel and user space alike.
@@ -267,7 +267,13 @@ impl Vm {
                 page += PAGE_SIZE;
             }
             self.space.write(rsp, initial).map_err(|_| ENOMEM)?;
-            m.vmas.push(Vma { start, end: USER_STACK_TOP, prot: Prot::READ_WRITE, kind: VmaKind::Stack, accessible: true });
+            m.vmas.push(Vma {
+                start,
+                end: USER_STACK_TOP,
+                prot: Prot::READ_WRITE,
+                kind: VmaKind::Stack,
+                accessible: true,
+            });
             m.stack_low = m.stack_low.min(low);
             m.account(0);
             Ok(rsp)
@@ -347,7 +353,13 @@ impl Vm {
             }
             m.vmas.retain(|v| v.kind != VmaKind::Heap);
             if new_end > m.heap_start {
-                m.vmas.push(Vma { start: m.heap_start, end: new_end, prot: Prot::READ_WRITE, kind: VmaKind::Heap, accessible: true });
+                m.vmas.push(Vma {
+                    start: m.heap_start,
+                    end: new_end,
+                    prot: Prot::READ_WRITE,
+                    kind: VmaKind::Heap,
+                    accessible: true,
+                });
             }
             m.brk = addr;
             m.account(cpu);
@@ -466,13 +478,17 @@ impl Vm {
 /// the same with a non-fixed address).
 fn find_gap(vmas: &[Vma], hint: u64, len: u64) -> Option<u64> {
     let free = |s: u64| -> bool {
-        s.checked_add(len).is_some_and(|e| s >= USER_MMAP_BASE && e <= USER_STACK_GUARD && !vmas.iter().any(|v| v.overlaps(s, e)))
+        s.checked_add(len)
+            .is_some_and(|e| s >= USER_MMAP_BASE && e <= USER_STACK_GUARD && !vmas.iter().any(|v| v.overlaps(s, e)))
     };
     if hint.is_multiple_of(PAGE_SIZE) && free(hint) {
         return Some(hint);
     }
-    let mut taken: Vec<(u64, u64)> =
-        vmas.iter().filter(|v| v.end > USER_MMAP_BASE && v.start < USER_STACK_GUARD).map(|v| (v.start, v.end)).collect();
+    let mut taken: Vec<(u64, u64)> = vmas
+        .iter()
+        .filter(|v| v.end > USER_MMAP_BASE && v.start < USER_STACK_GUARD)
+        .map(|v| (v.start, v.end))
+        .collect();
     taken.sort_unstable();
     let mut at = USER_MMAP_BASE;
     for (s, e) in taken {

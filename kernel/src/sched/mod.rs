@@ -28,7 +28,9 @@ mod state;
 mod switch;
 mod tasks;
 
-pub use counters::{account_blocks, account_read, account_write, note_minor_fault, with_current as with_current_counters};
+pub use counters::{
+    account_blocks, account_read, account_write, note_minor_fault, with_current as with_current_counters,
+};
 pub use interrupts::{irq_enter, irq_outcome, irq_return, set_line_kind, tick};
 pub use running::{current_msa, enter_user_mode, kill, kill_pending, killed, set_running_state, syscall_entered};
 pub use sleep::{block_current, sleep_ns, wake};
@@ -63,7 +65,5 @@ pub fn runq_io() -> IoStats {
 /// What the interrupt accounting knows at TSC `now`: the clocks of every released task, the
 /// total handler time of all lines, and each line's statistics.
 pub fn interrupt_totals(now: u64) -> (MsaTimes, u64, [IrqLineStats; hal::pic::NR_LINES]) {
-    with(|s| {
-        (s.released_msa, s.rq.irq().total_handler_ticks(now), core::array::from_fn(|l| *s.rq.irq().line_stats(l)))
-    })
+    with(|s| (s.released_msa, s.rq.irq().total_handler_ticks(now), core::array::from_fn(|l| *s.rq.irq().line_stats(l))))
 }

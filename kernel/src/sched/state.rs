@@ -16,8 +16,8 @@ use spin::Mutex;
 use tally_kstat::IoStats;
 use tally_microstate::{MsaClock, MsaTimes};
 use tally_runqueue::{RunQueue, SchedEntity, TaskSlot, TaskStore};
-use tally_tasktable::TaskKey;
 use tally_taskstats::Counters;
+use tally_tasktable::TaskKey;
 
 /// What a new thread runs first, once the scheduler has finished its switch to it:
 /// `body(arg)`, then `exit()` if the body returns.

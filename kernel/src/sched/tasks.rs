@@ -14,8 +14,8 @@ use hal::context::Thread;
 use tally_kstat::IoStats;
 use tally_microstate::{MicroState, MsaClock, MsaTimes, ACCOUNTING_ENABLED, NR_MICROSTATES};
 use tally_runqueue::{BlockReason, Policy, PrevAction, RunQueue, SchedConfig, SchedEntity, TaskSlot, TaskStore};
-use tally_tasktable::TaskKey;
 use tally_taskstats::Counters;
+use tally_tasktable::TaskKey;
 use tally_uapi::errno::ENOMEM;
 
 use super::state::{self, slot_of, Hot, Sched, Store, ThreadStart};

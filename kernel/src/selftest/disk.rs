@@ -83,7 +83,12 @@ fn read_and_compare(disk: &Disk, lba: u64, want: &[[u8; SECTOR]]) -> Result<(), 
     for (k, (got, want)) in buf.as_chunks::<SECTOR>().0.iter().zip(want).enumerate() {
         if got != want {
             let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
-            println!("disk: sector {} differs at byte {at}: {:#04x}, expected {:#04x}", lba + k as u64, got[at], want[at]);
+            println!(
+                "disk: sector {} differs at byte {at}: {:#04x}, expected {:#04x}",
+                lba + k as u64,
+                got[at],
+                want[at]
+            );
             return Err("a sector read back differs from what should be there");
         }
     }

@@ -12,16 +12,16 @@
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
-use tally_msgbus::taskstats::{parse_taskstats_message, request, AggrKind, Command};
 use tally_microstate::MicroState;
+use tally_msgbus::taskstats::{parse_taskstats_message, request, AggrKind, Command};
 use tally_uapi::errno::{EAGAIN, ENOBUFS};
 use tally_uapi::netlink::{AF_NETLINK, NETLINK_GENERIC, SOCK_RAW};
 use tally_uapi::taskstats::{Taskstats, AGROUP, TASKSTATS_GENL_NAME};
 
 use crate::bus::Socket;
-use crate::sched::SchedParams;
 use crate::proc;
 use crate::sched;
+use crate::sched::SchedParams;
 
 fn open() -> Result<(Socket, u16), &'static str> {
     let s = crate::acct::open_socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, false).map_err(|_| "socket failed")?;
@@ -30,12 +30,17 @@ fn open() -> Result<(Socket, u16), &'static str> {
 }
 
 fn register(s: &Socket, fam: u16) -> Result<(), &'static str> {
-    crate::acct::send(s, &request(fam, 2, 0, Command::RegisterCpumask("0")).map_err(|_| "cannot build REGISTER")?).map_err(|_| "register failed")?;
+    crate::acct::send(s, &request(fam, 2, 0, Command::RegisterCpumask("0")).map_err(|_| "cannot build REGISTER")?)
+        .map_err(|_| "register failed")?;
     Ok(())
 }
 
 /// Every record waiting on `s`: (kind, id, stats, msa ns). Returns how many messages.
-fn drain(s: &Socket, out: &mut Vec<(AggrKind, u32, Taskstats, Vec<u64>)>, enobufs: &mut u64) -> Result<u64, &'static str> {
+fn drain(
+    s: &Socket,
+    out: &mut Vec<(AggrKind, u32, Taskstats, Vec<u64>)>,
+    enobufs: &mut u64,
+) -> Result<u64, &'static str> {
     let mut messages = 0;
     loop {
         match s.recv(true) {
@@ -64,8 +69,10 @@ pub fn records() -> Result<(), &'static str> {
     proc::wait(Some(pid)).map_err(|_| "wait failed")?;
     let (mut recs, mut enobufs) = (Vec::new(), 0);
     drain(&s, &mut recs, &mut enobufs)?;
-    let pids: Vec<&Taskstats> = recs.iter().filter(|r| r.0 == AggrKind::Pid && r.2.ac_tgid == pid as u32).map(|r| &r.2).collect();
-    let group: Vec<&Taskstats> = recs.iter().filter(|r| r.0 == AggrKind::Tgid && r.1 == pid as u32).map(|r| &r.2).collect();
+    let pids: Vec<&Taskstats> =
+        recs.iter().filter(|r| r.0 == AggrKind::Pid && r.2.ac_tgid == pid as u32).map(|r| &r.2).collect();
+    let group: Vec<&Taskstats> =
+        recs.iter().filter(|r| r.0 == AggrKind::Tgid && r.1 == pid as u32).map(|r| &r.2).collect();
     println!("  threads 4: {} per-pid records, {} per-tgid record(s)", pids.len(), group.len());
     if pids.len() != 4 || group.len() != 1 {
         return Err("threads 4 did not leave 4 per-pid records and 1 per-tgid record");
@@ -132,7 +139,8 @@ pub fn records() -> Result<(), &'static str> {
     let pid = proc::spawn_program("/bin/sleeper", &[b"sleeper", b"300"]).map_err(|_| "cannot spawn sleeper")?;
     sched::sleep_ns(20_000_000);
     for (cmd, kind) in [(Command::Pid(pid as u32), AggrKind::Pid), (Command::Tgid(pid as u32), AggrKind::Tgid)] {
-        crate::acct::send(&s, &request(fam, 9, 0, cmd).map_err(|_| "cannot build GET")?).map_err(|_| "GET send failed")?;
+        crate::acct::send(&s, &request(fam, 9, 0, cmd).map_err(|_| "cannot build GET")?)
+            .map_err(|_| "GET send failed")?;
         let reply = s.recv(true).map_err(|_| "no GET reply")?;
         let m = parse_taskstats_message(&reply).map_err(|_| "GET reply does not parse")?;
         let r = m.records.iter().find(|r| r.kind == kind).ok_or("GET reply lacks the record")?;
@@ -189,7 +197,9 @@ pub fn exit_storm() -> Result<(), &'static str> {
     }
     sched::sleep_ns(10_000_000);
     let before = crate::base::memory::stats();
-    for (label, rcvbuf, read_every) in [("default buffer", None, 1_000), ("buffer sized for the load", Some(1u32 << 20), 500)] {
+    for (label, rcvbuf, read_every) in
+        [("default buffer", None, 1_000), ("buffer sized for the load", Some(1u32 << 20), 500)]
+    {
         let (s, fam) = open()?;
         if let Some(b) = rcvbuf {
             s.set_rcvbuf(b).map_err(|_| "SO_RCVBUF failed")?;
@@ -215,11 +225,13 @@ pub fn exit_storm() -> Result<(), &'static str> {
         if rcvbuf.is_some() && st.dropped != 0 {
             return Err("drops with a buffer sized for the load");
         }
-
     }
     super::ring3::settle(); // the last stacks are freed after a switch
     let after = crate::base::memory::stats();
-    println!("  heap {} -> {} bytes, frames {} -> {}", before.heap_bytes, after.heap_bytes, before.frames_in_use, after.frames_in_use);
+    println!(
+        "  heap {} -> {} bytes, frames {} -> {}",
+        before.heap_bytes, after.heap_bytes, before.frames_in_use, after.frames_in_use
+    );
     if after.frames_in_use != before.frames_in_use || after.heap_bytes > before.heap_bytes + 16 * 1024 {
         return Err("memory did not return to its baseline");
     }

@@ -1,6 +1,5 @@
 //! Self-tests of the fault paths: each must be reported, never hang or reboot.
 
-
 pub fn panic() -> Result<(), &'static str> {
     panic!("deliberate panic from the panic self-test");
 }

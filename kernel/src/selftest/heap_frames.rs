@@ -18,7 +18,8 @@ pub fn heap_and_frames() -> Result<(), &'static str> {
     hal::paging::unmap_and_free(SCRATCH, 1);
     let before = mm::stats();
     {
-        let boxes: Vec<Box<[u64]>> = (0..5_000u64).map(|i| alloc::vec![i; (i % 64 + 1) as usize].into_boxed_slice()).collect();
+        let boxes: Vec<Box<[u64]>> =
+            (0..5_000u64).map(|i| alloc::vec![i; (i % 64 + 1) as usize].into_boxed_slice()).collect();
         let sum: u64 = boxes.iter().map(|b| b[0]).sum();
         if sum != (0..5_000u64).sum::<u64>() {
             return Err("heap data corrupted");

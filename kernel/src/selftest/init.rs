@@ -13,9 +13,9 @@
 use crate::proc::vm::USER_IMAGE_BASE;
 
 use super::ring3::{load, t, us};
-use tally_microstate::MicroState;
-use crate::sched;
 use crate::proc;
+use crate::sched;
+use tally_microstate::MicroState;
 
 /// Load test program `prog` and exec it in place in pid 1 with `arg` in `rdi`.
 fn exec_in_pid1(what: &str, prog: &str, arg: u64) -> Result<(), &'static str> {

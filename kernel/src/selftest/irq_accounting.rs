@@ -8,9 +8,9 @@
 
 use tally_microstate::{IntrKind, MicroState, ACCOUNTING_ENABLED};
 
+use crate::acct;
 use crate::base::time;
 use crate::irq;
-use crate::acct;
 
 pub fn invariants() -> Result<(), &'static str> {
     let clock = time::clock();
@@ -30,13 +30,19 @@ pub fn invariants() -> Result<(), &'static str> {
     let mut interrupted = s.released[MicroState::Interrupted as usize];
     for (pid, _, clocks, age) in &s.tasks {
         let sum: u64 = clocks.iter().sum();
-        println!("irq_accounting: pid {pid}: age {age} ticks, sum of microstates {sum}, INTERRUPTED {}", clocks[MicroState::Interrupted as usize]);
+        println!(
+            "irq_accounting: pid {pid}: age {age} ticks, sum of microstates {sum}, INTERRUPTED {}",
+            clocks[MicroState::Interrupted as usize]
+        );
         if sum != *age {
             return Err("invariant (a): a task's microstate clocks do not sum to its age");
         }
         interrupted += clocks[MicroState::Interrupted as usize];
     }
-    println!("irq_accounting: INTERRUPTED over all tasks {interrupted}, handler time over all lines {}", s.total_handler_ticks);
+    println!(
+        "irq_accounting: INTERRUPTED over all tasks {interrupted}, handler time over all lines {}",
+        s.total_handler_ticks
+    );
     if interrupted != s.total_handler_ticks {
         return Err("invariant (b): INTERRUPTED differs from the sum of handler time");
     }

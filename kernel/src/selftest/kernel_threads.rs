@@ -9,11 +9,11 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tally_microstate::{MicroState, MsaTimes};
 use tally_tasktable::{wexitstatus, wifexited};
 
-use crate::sched::SchedParams;
 use crate::base::time;
-use crate::{drivers, irq};
-use crate::{acct, proc};
 use crate::sched;
+use crate::sched::SchedParams;
+use crate::{acct, proc};
+use crate::{drivers, irq};
 
 fn ms(ticks: u64) -> u64 {
     time::clock().ticks_to_ns(ticks) / 1_000_000
@@ -77,7 +77,10 @@ pub fn contention() -> Result<(), &'static str> {
     if tally_microstate::ACCOUNTING_ENABLED && waited_expired < CONTENDERS - 1 {
         return Err("CPU-bound threads under contention did not wait on the expired array");
     }
-    println!("contention: all {CONTENDERS} CPU-bound threads progressed; {} context switches so far", sched::nr_switches());
+    println!(
+        "contention: all {CONTENDERS} CPU-bound threads progressed; {} context switches so far",
+        sched::nr_switches()
+    );
     Ok(())
 }
 
@@ -353,7 +356,9 @@ pub fn thread_group() -> Result<(), &'static str> {
     if wexitstatus(r.status.raw()) != 5 {
         return Err("the process's status is not its leader's");
     }
-    if tally_microstate::ACCOUNTING_ENABLED && cpu < time::clock().ns_to_ticks(GROUP_THREADS as u64 * BURN_MS * 1_000_000) {
+    if tally_microstate::ACCOUNTING_ENABLED
+        && cpu < time::clock().ns_to_ticks(GROUP_THREADS as u64 * BURN_MS * 1_000_000)
+    {
         return Err("the process total lacks its threads' CPU time");
     }
     Ok(())

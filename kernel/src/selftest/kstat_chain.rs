@@ -31,10 +31,10 @@ use tally_uapi::kstat::{
 };
 
 use crate::drivers::ata;
-use crate::stats::{self, kstat_print as print};
-use crate::sched::SchedParams;
 use crate::proc;
 use crate::sched;
+use crate::sched::SchedParams;
+use crate::stats::{self, kstat_print as print};
 
 fn headers() -> Result<(KidT, Vec<KstatHeader>), &'static str> {
     // As libkstat does: try, learn the size needed from the refusal (ENOMEM), retry. The
@@ -91,7 +91,14 @@ pub fn chain() -> Result<(), &'static str> {
         return Err("KIDs are not unique and strictly increasing below the KCID");
     }
     println!("kstat: chain id {kcid}, {} kstats, KIDs {:?}: unique, strictly increasing", hs.len(), kids);
-    for (m, i, n) in [("unix", 0, "kstat_types"), ("unix", 0, "runq"), ("unix", 0, "system_misc"), ("pic", 0, "clock"), ("unix", 0, "irq_timer"), ("ata", 1, "ata1")] {
+    for (m, i, n) in [
+        ("unix", 0, "kstat_types"),
+        ("unix", 0, "runq"),
+        ("unix", 0, "system_misc"),
+        ("pic", 0, "clock"),
+        ("unix", 0, "irq_timer"),
+        ("ata", 1, "ata1"),
+    ] {
         if find(&hs, m, i, n).is_none() {
             println!("kstat: {m}:{i}:{n} missing from the chain");
             return Err("an expected kstat is missing from the chain");
@@ -125,7 +132,8 @@ pub fn chain() -> Result<(), &'static str> {
 
     // 2b. A provider's kstat: create, read, delete.
     let before = stats::chain_id();
-    let kid = stats::create_named("tally", 0, "selftest", "misc", &[("answer", KSTAT_DATA_UINT64)]).map_err(|_| "create failed")?;
+    let kid = stats::create_named("tally", 0, "selftest", "misc", &[("answer", KSTAT_DATA_UINT64)])
+        .map_err(|_| "create failed")?;
     stats::set_named(kid, "answer", KstatValue::Uint64(42)).map_err(|_| "set failed")?;
     let created = stats::chain_id();
     let (_, data) = read_fresh(kid)?;
@@ -133,7 +141,8 @@ pub fn chain() -> Result<(), &'static str> {
     stats::delete(kid).map_err(|_| "delete failed")?;
     let deleted = stats::chain_id();
     let gone = stats::read(kid, &mut [0u8; 64]);
-    let again = stats::create_named("tally", 0, "selftest", "misc", &[("answer", KSTAT_DATA_UINT64)]).map_err(|_| "re-create failed")?;
+    let again = stats::create_named("tally", 0, "selftest", "misc", &[("answer", KSTAT_DATA_UINT64)])
+        .map_err(|_| "re-create failed")?;
     let _ = stats::delete(again);
     println!(
         "kstat: created tally:0:selftest as KID {kid} (chain id {before} -> {created}), answer {}; deleted (chain id -> {deleted}); read after delete -> errno {}; re-created as KID {again}",
@@ -208,7 +217,9 @@ fn disk() -> Result<(), &'static str> {
     }
     // With both queues empty, the kstat and the driver agree on everything but the
     // lastupdate times (each snapshot moves those to its own time).
-    let same = |a: &KstatIo| (a.nread, a.nwritten, a.reads, a.writes, a.wtime, a.wlentime, a.rtime, a.rlentime, a.wcnt, a.rcnt);
+    let same = |a: &KstatIo| {
+        (a.nread, a.nwritten, a.reads, a.writes, a.wtime, a.wlentime, a.rtime, a.rlentime, a.wcnt, a.rcnt)
+    };
     if same(&after) != same(&driver) {
         return Err("the disk's io kstat differs from the driver's statistics");
     }

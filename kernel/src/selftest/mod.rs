@@ -9,19 +9,19 @@
 //! exercise fault handlers end in the handler (failure status) — their scenarios expect that.
 
 mod disk;
+mod exit_records;
 mod faults;
+mod heap_frames;
 mod init;
 mod irq_accounting;
-mod kstat_chain;
 mod kernel_threads;
-mod heap_frames;
+mod kstat_chain;
 mod programs;
-mod timer;
 mod ring3;
+mod signals;
+mod timer;
 mod user_acct;
 mod user_proc;
-mod signals;
-mod exit_records;
 
 use hal::qemu::ExitCode;
 

@@ -44,7 +44,8 @@ pub(super) fn start(prog: &str, arg: u64) -> Result<(i32, Arc<Vm>), &'static str
 pub(super) fn load(prog: &str) -> Result<(Arc<Vm>, u64), &'static str> {
     let code = super::programs::program(prog).ok_or("no such test program")?;
     let vm = Vm::new().map_err(|_| "no memory for an address space")?;
-    vm.load_segment(USER_IMAGE_BASE, code, code.len() as u64, Prot::READ_EXEC).map_err(|_| "cannot load the program")?;
+    vm.load_segment(USER_IMAGE_BASE, code, code.len() as u64, Prot::READ_EXEC)
+        .map_err(|_| "cannot load the program")?;
     let mut back = alloc::vec![0u8; code.len()];
     vm.read(USER_IMAGE_BASE, &mut back).map_err(|_| "cannot read the image back")?;
     if back != code {
@@ -101,7 +102,10 @@ pub(super) fn settle() {
 
 /// Run `body` between two readings of the frames in use, which must agree. A first run of
 /// the smoke program beforehand settles the one-time allocations (kernel-stack page tables).
-pub(super) fn frames_unchanged(what: &str, body: impl FnOnce() -> Result<(), &'static str>) -> Result<(), &'static str> {
+pub(super) fn frames_unchanged(
+    what: &str,
+    body: impl FnOnce() -> Result<(), &'static str>,
+) -> Result<(), &'static str> {
     run("smoke", 0)?;
     settle();
     let before = crate::base::memory::stats().frames_in_use;
@@ -151,7 +155,8 @@ pub fn smoke() -> Result<(), &'static str> {
         if c.write_char != 18 || c.write_syscalls != 1 {
             return Err("the write was not accounted (18 bytes in 1 call)");
         }
-        if tally_microstate::ACCOUNTING_ENABLED && (t(m, MicroState::OncpuUsr) == 0 || t(m, MicroState::OncpuSys) == 0) {
+        if tally_microstate::ACCOUNTING_ENABLED && (t(m, MicroState::OncpuUsr) == 0 || t(m, MicroState::OncpuSys) == 0)
+        {
             return Err("user or system time is zero");
         }
         Ok(())
@@ -235,7 +240,11 @@ pub fn faults() -> Result<(), &'static str> {
 pub fn efault() -> Result<(), &'static str> {
     frames_unchanged("user_efault", || {
         let r = run("efault", 0)?;
-        println!("user_efault: pid {} status {:#x} (exit code = number of the failed check, 0: none)", r.pid, r.status.raw());
+        println!(
+            "user_efault: pid {} status {:#x} (exit code = number of the failed check, 0: none)",
+            r.pid,
+            r.status.raw()
+        );
         expect_exit(&r, 0)
     })
 }

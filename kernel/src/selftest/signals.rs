@@ -2,11 +2,10 @@
 //! wait status, an ignored signal is only counted, every received signal is counted for
 //! prstat's SIG, and a parent receives SIGCHLD when a child ends.
 
+use crate::{acct, proc, sched};
 use tally_tasktable::{wifsignaled, wtermsig};
 use tally_uapi::errno::{EINVAL, ESRCH};
 use tally_uapi::signal::{SIGCHLD, SIGUSR1};
-use crate::{acct, proc, sched};
-
 
 fn signals_of(pid: i32) -> Option<u64> {
     acct::task_stats().0.into_iter().find(|t| t.pid == pid).map(|t| t.counters.signals)

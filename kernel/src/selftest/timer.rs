@@ -21,7 +21,11 @@ pub fn tick_rate() -> Result<(), &'static str> {
     let elapsed_ns = clock.ticks_to_ns(t1 - t0);
     let got = k1 - k0;
     let expected = crate::base::config::HZ as u64 * elapsed_ns / 1_000_000_000;
-    println!("timer: {got} ticks in {} us of TSC time; expected {expected} at {} Hz", elapsed_ns / 1000, crate::base::config::HZ);
+    println!(
+        "timer: {got} ticks in {} us of TSC time; expected {expected} at {} Hz",
+        elapsed_ns / 1000,
+        crate::base::config::HZ
+    );
     if got * 10 < expected * 9 || got * 10 > expected * 11 {
         return Err("tick rate is more than 10% off");
     }

@@ -12,11 +12,11 @@ use tally_uapi::errno::EINVAL;
 use tally_uapi::fixture::{MMAP_PROT_NONE, MSA_ACCOUNTING, MSA_NO_ACCOUNTING};
 
 use super::ring3::{expect_exit, frames_unchanged, run, run_fixture, settle, start_fixture, t, us};
-use tally_memacct::MemAcct;
-use crate::proc::WaitResult;
-use crate::trap::SIGSEGV;
-use crate::sched;
 use crate::proc;
+use crate::proc::WaitResult;
+use crate::sched;
+use crate::trap::SIGSEGV;
+use tally_memacct::MemAcct;
 
 /// The `msa()` contract, checked by a program (its exit status names a failed check).
 pub fn msa() -> Result<(), &'static str> {
@@ -33,8 +33,9 @@ pub fn msa() -> Result<(), &'static str> {
 /// The kstat calls' contract, checked by a program; the KID it gets was deleted first.
 pub fn kstat() -> Result<(), &'static str> {
     frames_unchanged("user_kstat", || {
-        let kid = crate::stats::create_named("tally", 0, "abi_gone", "misc", &[("x", tally_uapi::kstat::KSTAT_DATA_UINT64)])
-            .map_err(|_| "cannot create a kstat")?;
+        let kid =
+            crate::stats::create_named("tally", 0, "abi_gone", "misc", &[("x", tally_uapi::kstat::KSTAT_DATA_UINT64)])
+                .map_err(|_| "cannot create a kstat")?;
         crate::stats::delete(kid).map_err(|_| "cannot delete the kstat")?;
         let before = crate::stats::chain_id();
         let r = run_fixture("kstat_abi", &[&alloc::format!("{kid}")])?;
@@ -98,12 +99,16 @@ pub fn memory() -> Result<(), &'static str> {
             return Err("system calls on untouched pages did not go through the uaccess fixup");
         }
         mem_line("user_memory: mmap_abi", &r);
-        if r.totals.counters.minflt < 18 || r.totals.mem.hiwater_vm_pages < (1 << 20) || r.totals.mem.hiwater_rss_pages < 16 {
+        if r.totals.counters.minflt < 18
+            || r.totals.mem.hiwater_vm_pages < (1 << 20)
+            || r.totals.mem.hiwater_rss_pages < 16
+        {
             return Err("mmap'd pages are missing from the fault count or the high-water marks");
         }
         let r = run_fixture("mmap_abi", &[MMAP_PROT_NONE])?;
         println!("user_memory: touching PROT_NONE memory: status {:#x}", r.status.raw());
-        if !tally_tasktable::wifsignaled(r.status.raw()) || tally_tasktable::wtermsig(r.status.raw()) != SIGSEGV as i32 {
+        if !tally_tasktable::wifsignaled(r.status.raw()) || tally_tasktable::wtermsig(r.status.raw()) != SIGSEGV as i32
+        {
             return Err("a PROT_NONE region could be touched");
         }
         const PAGES: u64 = 256;
@@ -125,7 +130,10 @@ pub fn memory() -> Result<(), &'static str> {
                 return Err("the VM integral is below the RSS integral");
             }
         }
-        println!("user_memory: memhog: {} minor faults >= {PAGES} pages, hiwater RSS {} pages >= {PAGES}", r.totals.counters.minflt, m.hiwater_rss_pages);
+        println!(
+            "user_memory: memhog: {} minor faults >= {PAGES} pages, hiwater RSS {} pages >= {PAGES}",
+            r.totals.counters.minflt, m.hiwater_rss_pages
+        );
         Ok(())
     })
 }

@@ -15,17 +15,17 @@ use tally_microstate::{MicroState, MsaTimes, NR_MICROSTATES};
 use tally_tasktable::{wexitstatus, wifexited, wifsignaled, wtermsig};
 use tally_uapi::errno::{E2BIG, EINVAL, ENOENT};
 use tally_uapi::fixture::{
-    AREA_CHILD_PID, AREA_DONE, AREA_GO, AREA_MSA_A, AREA_MSA_B, AREA_RUSAGE, AREA_TIDS, RESULT_AREA, THREADS_EXIT_GROUP,
-    THREADS_EXIT_GROUP_STATUS, THREADS_FAULT, THREADS_LEADER_FIRST, THREADS_LEADER_STATUS, THREADS_REPORT,
-    THREADS_THREAD_EXIT_GROUP, THREADS_THREAD_EXIT_GROUP_STATUS,
+    AREA_CHILD_PID, AREA_DONE, AREA_GO, AREA_MSA_A, AREA_MSA_B, AREA_RUSAGE, AREA_TIDS, RESULT_AREA,
+    THREADS_EXIT_GROUP, THREADS_EXIT_GROUP_STATUS, THREADS_FAULT, THREADS_LEADER_FIRST, THREADS_LEADER_STATUS,
+    THREADS_REPORT, THREADS_THREAD_EXIT_GROUP, THREADS_THREAD_EXIT_GROUP_STATUS,
 };
 use tally_uapi::syscall::Rusage;
 
 use super::ring3::{expect_exit, frames_unchanged, run_fixture, start_fixture, t, us};
+use crate::proc;
 use crate::proc::vm::Vm;
 use crate::proc::WaitResult;
 use crate::{acct, sched};
-use crate::proc;
 
 fn read_u64(vm: &Vm, offset: u64) -> Result<u64, &'static str> {
     let mut b = [0u8; 8];
@@ -80,7 +80,8 @@ fn sum_msa<'a>(it: impl Iterator<Item = &'a MsaTimes>) -> MsaTimes {
 /// `spawn` from the kernel side and from user space: arguments arrive, errors are right.
 pub fn spawn() -> Result<(), &'static str> {
     frames_unchanged("user_spawn", || {
-        let pid = proc::spawn_program("/bin/hello", &[b"hello", b"one", b"two"]).map_err(|_| "spawn /bin/hello failed")?;
+        let pid =
+            proc::spawn_program("/bin/hello", &[b"hello", b"one", b"two"]).map_err(|_| "spawn /bin/hello failed")?;
         let comm = acct::snapshot()
             .tasks
             .iter()
@@ -146,7 +147,11 @@ pub fn stress() -> Result<(), &'static str> {
         }
         Ok(())
     })?;
-    println!("spawn_stress: frames in use {} before the first test program, {} now", frames_before, crate::base::memory::stats().frames_in_use);
+    println!(
+        "spawn_stress: frames in use {} before the first test program, {} now",
+        frames_before,
+        crate::base::memory::stats().frames_in_use
+    );
     Ok(())
 }
 
@@ -220,12 +225,22 @@ fn expect_status(r: &WaitResult, what: &str, exited: Option<i32>, signal: Option
 }
 
 /// Run `threads` in `mode` to its end: the status, how long it took, its exit records.
-fn threads_mode(mode: &str, what: &str, exited: Option<i32>, signal: Option<i32>, threads: usize) -> Result<(), &'static str> {
+fn threads_mode(
+    mode: &str,
+    what: &str,
+    exited: Option<i32>,
+    signal: Option<i32>,
+    threads: usize,
+) -> Result<(), &'static str> {
     let t0 = crate::base::time::monotonic_ns().unwrap_or(0);
     let r = run_fixture("threads", &[mode])?;
     let ms = (crate::base::time::monotonic_ns().unwrap_or(0) - t0) / 1_000_000;
     let records = proc::recent_exits(r.pid);
-    println!("user_threads: {what}: status {:#x} after {ms} ms; {} thread exit(s) recorded", r.status.raw(), records.len());
+    println!(
+        "user_threads: {what}: status {:#x} after {ms} ms; {} thread exit(s) recorded",
+        r.status.raw(),
+        records.len()
+    );
     expect_status(&r, what, exited, signal)?;
     if ms > 2_000 {
         return Err("the process took too long to die: a thread was not stopped");
@@ -271,7 +286,11 @@ pub fn threads() -> Result<(), &'static str> {
         release(&vm)?;
         let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         expect_exit(&r, 0)?;
-        println!("user_threads: pid {pid} ran workers {tids:?}; {} exited, {} live at the snapshot", records.len(), b.live.len());
+        println!(
+            "user_threads: pid {pid} ran workers {tids:?}; {} exited, {} live at the snapshot",
+            records.len(),
+            b.live.len()
+        );
         if records.len() != 3 || b.live.len() != 1 || tids.iter().any(|&t| t == pid as u64 || t == 0) {
             return Err("the three workers did not run as threads of the process");
         }
@@ -309,7 +328,8 @@ pub fn threads() -> Result<(), &'static str> {
         threads_mode(THREADS_EXIT_GROUP, what, group, None, 4)?;
         threads_mode(THREADS_FAULT, "a thread executes ud2 while the others sleep 100 s", None, Some(4), 3)?;
         threads_mode(THREADS_LEADER_FIRST, "the leader exits (5) before its thread (9)", leader, None, 2)?;
-        let (what, thread) = ("a thread calls exit_group(3) while the leader sleeps", Some(THREADS_THREAD_EXIT_GROUP_STATUS));
+        let (what, thread) =
+            ("a thread calls exit_group(3) while the leader sleeps", Some(THREADS_THREAD_EXIT_GROUP_STATUS));
         threads_mode(THREADS_THREAD_EXIT_GROUP, what, thread, None, 2)?;
         Ok(())
     })

@@ -18,8 +18,8 @@
 //! | `multicast_dropped`  | ... dropped because its receive buffer was full (`ENOBUFS`)      |
 //! | `open_sockets`       | bus sockets open now                                             |
 
-use tally_msgbus::BusStats;
 use tally_kstat::{KstatError, KstatRegistry};
+use tally_msgbus::BusStats;
 use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_DATA_UINT32, KSTAT_DATA_UINT64};
 
 const STATS: [(&str, u8); 10] = [

@@ -48,8 +48,8 @@ pub(super) struct LineKstats {
 }
 
 const IRQ_NAMES: [&str; NR_LINES] = [
-    "irq0", "irq1", "irq2", "irq3", "irq4", "irq5", "irq6", "irq7", "irq8", "irq9", "irq10", "irq11", "irq12",
-    "irq13", "irq14", "irq15",
+    "irq0", "irq1", "irq2", "irq3", "irq4", "irq5", "irq6", "irq7", "irq8", "irq9", "irq10", "irq11", "irq12", "irq13",
+    "irq14", "irq15",
 ];
 
 /// What sits on a legacy PC line (the name of its kstats), else `irqL`.

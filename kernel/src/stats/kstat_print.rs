@@ -22,8 +22,8 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use tally_uapi::kstat::{
-    records, Hrtime, KstatHeader, KstatIntr, KstatIo, KstatNamed, KstatRecord, KstatTimer, KstatValue,
-    KSTAT_TYPE_INTR, KSTAT_TYPE_IO, KSTAT_TYPE_NAMED, KSTAT_TYPE_TIMER,
+    records, Hrtime, KstatHeader, KstatIntr, KstatIo, KstatNamed, KstatRecord, KstatTimer, KstatValue, KSTAT_TYPE_INTR,
+    KSTAT_TYPE_IO, KSTAT_TYPE_NAMED, KSTAT_TYPE_TIMER,
 };
 
 /// The names kstat(1M) gives the five `kstat_intr_t` counters.
@@ -31,7 +31,8 @@ pub use tally_uapi::kstat::KSTAT_INTR_NAMES as INTR_NAMES;
 
 /// Whether `kstat -p` lists this kstat at all.
 pub fn listed(h: &KstatHeader) -> bool {
-    !h.name().starts_with("kstat_") && matches!(h.ks_type, KSTAT_TYPE_NAMED | KSTAT_TYPE_INTR | KSTAT_TYPE_IO | KSTAT_TYPE_TIMER)
+    !h.name().starts_with("kstat_")
+        && matches!(h.ks_type, KSTAT_TYPE_NAMED | KSTAT_TYPE_INTR | KSTAT_TYPE_IO | KSTAT_TYPE_TIMER)
 }
 
 /// An `hrtime_t` as kstat(1M) prints it: `0`, or seconds with 9 decimals.

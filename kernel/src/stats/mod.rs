@@ -65,7 +65,6 @@ use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_HEADERS_KID};
 use hal::cpu::without_interrupts;
 use hal::pic::NR_LINES;
 
-
 /// The registry and which of its kstats this module maintains.
 struct State {
     reg: KstatRegistry,
@@ -144,7 +143,15 @@ pub fn init() {
             return None;
         }
         let t = now();
-        let mut st = State { reg: KstatRegistry::new(t), lines: [None; NR_LINES], lines_failed: [false; NR_LINES], disks: Vec::new(), runq: None, misc: None, bus: None };
+        let mut st = State {
+            reg: KstatRegistry::new(t),
+            lines: [None; NR_LINES],
+            lines_failed: [false; NR_LINES],
+            disks: Vec::new(),
+            runq: None,
+            misc: None,
+            bus: None,
+        };
         st.disks = disks::create_all(&mut st.reg, t);
         st.runq = log_err("unix:0:runq", runq::create(&mut st.reg, t));
         st.misc = log_err("unix:0:system_misc", system_misc::create(&mut st.reg, t));
@@ -160,7 +167,11 @@ pub fn init() {
 }
 
 /// `ks_update` of a named kstat: `values` in the order its statistics were created.
-fn set_in_order(reg: &mut KstatRegistry, kid: KidT, values: impl IntoIterator<Item = KstatValue>) -> Result<(), KstatError> {
+fn set_in_order(
+    reg: &mut KstatRegistry,
+    kid: KidT,
+    values: impl IntoIterator<Item = KstatValue>,
+) -> Result<(), KstatError> {
     let named = reg.named_mut(kid)?;
     for (i, v) in values.into_iter().enumerate() {
         named.set(i, v)?;
@@ -244,7 +255,13 @@ pub fn lookup(module: &str, instance: i32, name: &str) -> Option<KidT> {
 
 /// For a provider: create and install a named kstat whose statistics it will set with
 /// [`set_named`]. `stats` are `(name, KSTAT_DATA_*)` pairs. Returns its KID.
-pub fn create_named(module: &str, instance: i32, name: &str, class: &str, stats: &[(&str, u8)]) -> Result<KidT, KstatError> {
+pub fn create_named(
+    module: &str,
+    instance: i32,
+    name: &str,
+    class: &str,
+    stats: &[(&str, u8)],
+) -> Result<KidT, KstatError> {
     with_state(|st| {
         let kid = st.reg.create_named(module, instance, name, class, stats, now())?;
         st.reg.install(kid)?;

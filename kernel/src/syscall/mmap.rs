@@ -27,7 +27,10 @@ use tally_uapi::syscall::{
 };
 
 use super::{int_arg, Args, SysResult};
-use crate::proc::{self, vm::{MmapRequest, Prot}};
+use crate::proc::{
+    self,
+    vm::{MmapRequest, Prot},
+};
 
 pub fn brk(a: &Args) -> SysResult {
     let vm = proc::current_vm().ok_or(ENOMEM)?;
@@ -36,7 +39,8 @@ pub fn brk(a: &Args) -> SysResult {
 
 /// `mmap(addr, len, prot, flags, fd, offset)` → the mapping's address.
 pub fn mmap(a: &Args) -> SysResult {
-    let (addr, len, prot, flags, offset) = (a[0], a[1], int_arg(a[2]) as u32 as usize, int_arg(a[3]) as u32 as usize, a[5]);
+    let (addr, len, prot, flags, offset) =
+        (a[0], a[1], int_arg(a[2]) as u32 as usize, int_arg(a[3]) as u32 as usize, a[5]);
     if len == 0 || offset % 4096 != 0 || prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
         return Err(EINVAL);
     }

@@ -48,9 +48,9 @@ pub use wait::rusage;
 use tally_uapi::errno::ENOSYS;
 use tally_uapi::syscall::*;
 
-pub use hal::syscall_entry::SyscallFrame;
-use hal::address_space::USER_END;
 use crate::{proc, sched};
+use hal::address_space::USER_END;
+pub use hal::syscall_entry::SyscallFrame;
 
 /// The six argument registers, in ABI order (`rdi rsi rdx r10 r8 r9`).
 pub type Args = [u64; 6];

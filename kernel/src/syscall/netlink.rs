@@ -25,7 +25,9 @@
 //! pass there on Linux, and are counted here too (by `io.rs`, like any other `read`/`write`).
 
 use tally_uapi::errno::{EFAULT, EINVAL, EMSGSIZE, ENOPROTOOPT, ENOTSOCK};
-use tally_uapi::netlink::{SockaddrNl, AF_NETLINK, MAX_SEND, MSG_DONTWAIT, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK, SOL_SOCKET, SO_RCVBUF};
+use tally_uapi::netlink::{
+    SockaddrNl, AF_NETLINK, MAX_SEND, MSG_DONTWAIT, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK, SOL_SOCKET, SO_RCVBUF,
+};
 
 use super::io::file;
 use super::{int_arg, usercopy, Args, SysResult};

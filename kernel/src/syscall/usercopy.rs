@@ -14,11 +14,13 @@ use alloc::vec::Vec;
 use tally_uapi::errno::{E2BIG, EFAULT};
 use tally_uapi::syscall::Timespec;
 
-use hal::uaccess;
 use crate::proc::{self, vm::FaultOutcome};
 use crate::sched;
+use hal::uaccess;
 
-fn with_user<R>(f: impl FnOnce(&hal::address_space::AddressSpace, uaccess::Resolve) -> Result<R, uaccess::Fault>) -> Result<R, i32> {
+fn with_user<R>(
+    f: impl FnOnce(&hal::address_space::AddressSpace, uaccess::Resolve) -> Result<R, uaccess::Fault>,
+) -> Result<R, i32> {
     let vm = proc::current_vm().ok_or(EFAULT)?;
     let mut resolve = |page: u64, write: bool| match vm.fault(page, write, false, proc::current_process_cpu_ticks()) {
         FaultOutcome::Mapped => {
@@ -138,7 +140,8 @@ pub fn write_u64s(addr: u64, words: &[u64]) -> Result<(), i32> {
 pub fn read_timespec(addr: u64) -> Result<Timespec, i32> {
     let mut b = [0u8; 16];
     copy_from_user(addr, &mut b)?;
-    let word = |i: usize| i64::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
+    let word =
+        |i: usize| i64::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
     Ok(Timespec { tv_sec: word(0), tv_nsec: word(8) })
 }
 

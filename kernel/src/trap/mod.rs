@@ -151,13 +151,7 @@ pub fn fatal(e: &Exception) -> ! {
         Some(c) => emergency_print(format_args!("  error code: {c:#x}\n")),
         None => emergency_print(format_args!("  error code: none\n")),
     }
-    emergency_print(format_args!(
-        "  rip={:#018x} cs={:#x} rflags={:#x} rsp={:#018x}\n",
-        e.rip,
-        e.cs,
-        e.rflags,
-        e.rsp,
-    ));
+    emergency_print(format_args!("  rip={:#018x} cs={:#x} rflags={:#x} rsp={:#018x}\n", e.rip, e.cs, e.rflags, e.rsp,));
     if let Some(cr2) = e.cr2 {
         emergency_print(format_args!("  cr2={cr2:#018x}\n"));
         if e.vector == 8 && cr2 < e.rsp && e.rsp - cr2 <= STACK_OVERFLOW_WINDOW {

@@ -96,7 +96,10 @@ fn transfer(sectors: u64, write: bool) -> Result<u64, (u64, Errno)> {
                     bad += 1;
                     if bad <= SHOW_BAD {
                         let off = s.iter().zip(want.iter()).position(|(a, b)| a != b).unwrap_or(0);
-                        println!("blk: sector {at}: byte {off} is {:#04x}, the pattern says {:#04x}", s[off], want[off]);
+                        println!(
+                            "blk: sector {at}: byte {off} is {:#04x}, the pattern says {:#04x}",
+                            s[off], want[off]
+                        );
                     }
                 }
             }

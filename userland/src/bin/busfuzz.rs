@@ -47,7 +47,8 @@ use tally_rt::{eprintln, println, sys, Errno};
 
 tally_rt::entry!(main);
 
-const KINDS: [&str; 10] = ["random", "truncated", "bad_len", "bad_attr", "unknown", "cpumask", "flipped", "control", "batch", "valid"];
+const KINDS: [&str; 10] =
+    ["random", "truncated", "bad_len", "bad_attr", "unknown", "cpumask", "flipped", "control", "batch", "valid"];
 /// A correct request is checked after this many garbage messages.
 const CHECK_EVERY: u64 = 50;
 /// Garbage sequence numbers have the top bit set, the checks' never do.
@@ -94,7 +95,8 @@ fn run(seed: u64, count: u64) -> Result<(), alloc::string::String> {
         }
         drain(&mut sock, &mut t);
         if (i + 1) % CHECK_EVERY == 0 {
-            check(&mut sock, family, pid, &mut t).map_err(|why| alloc::format!("after message {i} ({}): {why}", KINDS[kind]))?;
+            check(&mut sock, family, pid, &mut t)
+                .map_err(|why| alloc::format!("after message {i} ({}): {why}", KINDS[kind]))?;
         }
     }
     check(&mut sock, family, pid, &mut t).map_err(|why| alloc::format!("at the end: {why}"))?;
@@ -128,7 +130,12 @@ fn check(sock: &mut BusSocket, family: u16, pid: u32, t: &mut Tally) -> Result<(
     let rec = msg.records.iter().find(|r| r.kind == AggrKind::Pid).ok_or("GET PID reply has no AGGR_PID")?;
     let stats = Taskstats::from_bytes(rec.stats).ok_or("GET PID reply: STATS does not decode")?;
     if rec.id != pid || stats.ac_pid != pid || stats.version != TASKSTATS_VERSION {
-        return Err(alloc::format!("GET PID {pid} answered with pid {} / {} version {}", rec.id, stats.ac_pid, stats.version));
+        return Err(alloc::format!(
+            "GET PID {pid} answered with pid {} / {} version {}",
+            rec.id,
+            stats.ac_pid,
+            stats.version
+        ));
     }
     let again = sock.taskstats_family().map_err(|e| alloc::format!("GETFAMILY: {e}"))?;
     if again != family {
@@ -152,7 +159,11 @@ fn report(t: &Tally) {
                 None => alloc::format!("errno {e} x{n}"),
             })
             .collect();
-        if parts.is_empty() { alloc::string::String::from("none") } else { parts.join(", ") }
+        if parts.is_empty() {
+            alloc::string::String::from("none")
+        } else {
+            parts.join(", ")
+        }
     };
     println!("busfuzz: sendto refused: {}", list(&t.send_errors));
     println!("busfuzz: error replies: {}", list(&t.error_replies));
@@ -177,7 +188,8 @@ fn set_len(msg: &mut [u8], len: u32) {
 }
 
 /// Masks the cpulist parser must refuse (or, for the last few, accept and answer).
-const MASKS: [&str; 14] = ["3-1", "0-4294967295", "", "1,,2", "-", "0-", "-3", "a", "0x1", "1-2-3", " 0", "99999999999", "0", "0,0-0"];
+const MASKS: [&str; 14] =
+    ["3-1", "0-4294967295", "", "1,,2", "-", "0-", "-3", "a", "0x1", "1-2-3", " 0", "99999999999", "0", "0,0-0"];
 
 fn garbage(rng: &mut SplitMix64, kind: usize, family: u16, seq: u32) -> Vec<u8> {
     let pid = rng.below(64) as u32;
@@ -205,11 +217,14 @@ fn garbage(rng: &mut SplitMix64, kind: usize, family: u16, seq: u32) -> Vec<u8> 
         }
         "bad_attr" => {
             let mut b = MsgBuilder::genl(family, NLM_F_REQUEST, seq, 0, TASKSTATS_CMD_GET, 1);
-            let (ty, alen) = (rng.below(6) as u16, match rng.below(3) {
-                0 => rng.below(4) as u16,
-                1 => 200 + rng.below(1000) as u16,
-                _ => u16::MAX,
-            });
+            let (ty, alen) = (
+                rng.below(6) as u16,
+                match rng.below(3) {
+                    0 => rng.below(4) as u16,
+                    1 => 200 + rng.below(1000) as u16,
+                    _ => u16::MAX,
+                },
+            );
             // A header claiming `alen` bytes, then fewer (or a nest whose child overflows it).
             b.put_raw(&alen.to_le_bytes()).put_raw(&(ty | if rng.one_in(2) { NLA_F_NESTED } else { 0 }).to_le_bytes());
             if rng.one_in(2) {
@@ -265,7 +280,11 @@ fn garbage(rng: &mut SplitMix64, kind: usize, family: u16, seq: u32) -> Vec<u8> 
             m
         }
         _ => {
-            let cmd = if rng.one_in(2) { Command::Pid(rng.next_u64() as u32 % 100_000) } else { Command::Tgid(rng.next_u64() as u32 % 100_000) };
+            let cmd = if rng.one_in(2) {
+                Command::Pid(rng.next_u64() as u32 % 100_000)
+            } else {
+                Command::Tgid(rng.next_u64() as u32 % 100_000)
+            };
             request(family, seq, 0, cmd).unwrap_or_default()
         }
     }

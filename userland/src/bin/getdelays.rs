@@ -84,14 +84,14 @@ use core::fmt::{self, Write};
 
 use tally_msgbus::ctrl::{getfamily_request, parse_family_reply};
 use tally_msgbus::msg::{Messages, Msg};
-use tally_msgbus::taskstats::{request, AggrKind, AggrRecord, Command, TaskstatsMessage};
 use tally_msgbus::parse_taskstats_message;
+use tally_msgbus::taskstats::{request, AggrKind, AggrRecord, Command, TaskstatsMessage};
 use tally_rt::process::{describe, parse_i64, spawn_command};
 use tally_rt::uapi::errno::{EAGAIN, EINTR, ENOBUFS};
 use tally_rt::uapi::msa::MicroState;
 use tally_rt::uapi::netlink::{
-    AF_NETLINK, GENL_ID_CTRL, MSG_DONTWAIT, MSG_TRUNC, NETLINK_GENERIC, NLMSG_ERROR, NLMSG_MIN_TYPE, NLM_F_ACK, SOCK_RAW,
-    SOL_SOCKET, SO_RCVBUF,
+    AF_NETLINK, GENL_ID_CTRL, MSG_DONTWAIT, MSG_TRUNC, NETLINK_GENERIC, NLMSG_ERROR, NLMSG_MIN_TYPE, NLM_F_ACK,
+    SOCK_RAW, SOL_SOCKET, SO_RCVBUF,
 };
 use tally_rt::uapi::procstat::ProcStat;
 use tally_rt::uapi::taskstats::{
@@ -763,7 +763,11 @@ fn format_record(out: &mut String, o: &Opts, r: &AggrRecord<'_>, exiting: bool) 
     }
     if o.io {
         let c = t.comm_str();
-        writeln!(out, "{c}: read={}, write={}, cancelled_write={}", t.read_bytes, t.write_bytes, t.cancelled_write_bytes)?;
+        writeln!(
+            out,
+            "{c}: read={}, write={}, cancelled_write={}",
+            t.read_bytes, t.write_bytes, t.cancelled_write_bytes
+        )?;
         writeln!(
             out,
             "{c}: read_char={}, write_char={}, read_syscalls={}, write_syscalls={}",
@@ -795,7 +799,11 @@ fn format_delays(out: &mut String, t: &Taskstats) -> fmt::Result {
     let v = t.version;
     out.push_str("\n\n");
     // CPU.
-    write!(out, "{:<10}{:>15}{:>15}{:>15}{:>15}{:>15}", "CPU", "count", "real total", "virtual total", "delay total", "delay average")?;
+    write!(
+        out,
+        "{:<10}{:>15}{:>15}{:>15}{:>15}{:>15}",
+        "CPU", "count", "real total", "virtual total", "delay total", "delay average"
+    )?;
     if v >= 16 {
         write!(out, "{:>15}{:>15}", "delay max", "delay min")?;
     }
@@ -820,13 +828,69 @@ fn format_delays(out: &mut String, t: &Taskstats) -> fmt::Result {
     }
     writeln!(out)?;
     let rows = [
-        DelayRow { name: "IO", since: 0, count: t.blkio_count, total: t.blkio_delay_total, max: t.blkio_delay_max, min: t.blkio_delay_min, max_ts: t.blkio_delay_max_ts },
-        DelayRow { name: "SWAP", since: 0, count: t.swapin_count, total: t.swapin_delay_total, max: t.swapin_delay_max, min: t.swapin_delay_min, max_ts: t.swapin_delay_max_ts },
-        DelayRow { name: "RECLAIM", since: 0, count: t.freepages_count, total: t.freepages_delay_total, max: t.freepages_delay_max, min: t.freepages_delay_min, max_ts: t.freepages_delay_max_ts },
-        DelayRow { name: "THRASHING", since: 0, count: t.thrashing_count, total: t.thrashing_delay_total, max: t.thrashing_delay_max, min: t.thrashing_delay_min, max_ts: t.thrashing_delay_max_ts },
-        DelayRow { name: "COMPACT", since: 11, count: t.compact_count, total: t.compact_delay_total, max: t.compact_delay_max, min: t.compact_delay_min, max_ts: t.compact_delay_max_ts },
-        DelayRow { name: "WPCOPY", since: 13, count: t.wpcopy_count, total: t.wpcopy_delay_total, max: t.wpcopy_delay_max, min: t.wpcopy_delay_min, max_ts: t.wpcopy_delay_max_ts },
-        DelayRow { name: "IRQ", since: 14, count: t.irq_count, total: t.irq_delay_total, max: t.irq_delay_max, min: t.irq_delay_min, max_ts: t.irq_delay_max_ts },
+        DelayRow {
+            name: "IO",
+            since: 0,
+            count: t.blkio_count,
+            total: t.blkio_delay_total,
+            max: t.blkio_delay_max,
+            min: t.blkio_delay_min,
+            max_ts: t.blkio_delay_max_ts,
+        },
+        DelayRow {
+            name: "SWAP",
+            since: 0,
+            count: t.swapin_count,
+            total: t.swapin_delay_total,
+            max: t.swapin_delay_max,
+            min: t.swapin_delay_min,
+            max_ts: t.swapin_delay_max_ts,
+        },
+        DelayRow {
+            name: "RECLAIM",
+            since: 0,
+            count: t.freepages_count,
+            total: t.freepages_delay_total,
+            max: t.freepages_delay_max,
+            min: t.freepages_delay_min,
+            max_ts: t.freepages_delay_max_ts,
+        },
+        DelayRow {
+            name: "THRASHING",
+            since: 0,
+            count: t.thrashing_count,
+            total: t.thrashing_delay_total,
+            max: t.thrashing_delay_max,
+            min: t.thrashing_delay_min,
+            max_ts: t.thrashing_delay_max_ts,
+        },
+        DelayRow {
+            name: "COMPACT",
+            since: 11,
+            count: t.compact_count,
+            total: t.compact_delay_total,
+            max: t.compact_delay_max,
+            min: t.compact_delay_min,
+            max_ts: t.compact_delay_max_ts,
+        },
+        DelayRow {
+            name: "WPCOPY",
+            since: 13,
+            count: t.wpcopy_count,
+            total: t.wpcopy_delay_total,
+            max: t.wpcopy_delay_max,
+            min: t.wpcopy_delay_min,
+            max_ts: t.wpcopy_delay_max_ts,
+        },
+        DelayRow {
+            name: "IRQ",
+            since: 14,
+            count: t.irq_count,
+            total: t.irq_delay_total,
+            max: t.irq_delay_max,
+            min: t.irq_delay_min,
+            max_ts: t.irq_delay_max_ts,
+        },
     ];
     for r in rows.iter().filter(|r| v >= r.since) {
         write!(out, "{:<10}{:>15}{:>15}{:>15}", r.name, "count", "delay total", "delay average")?;
@@ -930,8 +994,14 @@ struct Flags(u8);
 
 impl fmt::Display for Flags {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const NAMES: [(u8, &str); 6] =
-            [(AFORK, "AFORK"), (ASU, "ASU"), (ACOMPAT, "ACOMPAT"), (ACORE, "ACORE"), (AXSIG, "AXSIG"), (AGROUP, "AGROUP")];
+        const NAMES: [(u8, &str); 6] = [
+            (AFORK, "AFORK"),
+            (ASU, "ASU"),
+            (ACOMPAT, "ACOMPAT"),
+            (ACORE, "ACORE"),
+            (AXSIG, "AXSIG"),
+            (AGROUP, "AGROUP"),
+        ];
         if self.0 == 0 {
             return f.write_str("-");
         }

@@ -143,7 +143,11 @@ fn main() -> i32 {
 
 /// A wait status as `$?`: the exit code, or 128 + the killing signal.
 fn status_code(status: i32) -> i32 {
-    if exited(status) { exit_code(status) } else { 128 + term_signal(status) }
+    if exited(status) {
+        exit_code(status)
+    } else {
+        128 + term_signal(status)
+    }
 }
 
 enum Reaped {

@@ -27,7 +27,11 @@ fn main() -> i32 {
         eprintln!("usage: io BYTES | io -r BYTES");
         return 2;
     };
-    if read { read_in(n) } else { write_out(n) }
+    if read {
+        read_in(n)
+    } else {
+        write_out(n)
+    }
 }
 
 fn write_out(total: u64) -> i32 {

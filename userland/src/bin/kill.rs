@@ -15,11 +15,28 @@ use tally_rt::{eprintln, sys};
 tally_rt::entry!(main);
 
 const NAMES: &[(&str, u8)] = &[
-    ("HUP", SIGHUP), ("INT", SIGINT), ("QUIT", SIGQUIT), ("ILL", SIGILL), ("TRAP", SIGTRAP),
-    ("ABRT", SIGABRT), ("BUS", SIGBUS), ("FPE", SIGFPE), ("KILL", SIGKILL), ("USR1", SIGUSR1),
-    ("SEGV", SIGSEGV), ("USR2", SIGUSR2), ("PIPE", SIGPIPE), ("ALRM", SIGALRM), ("TERM", SIGTERM),
-    ("CHLD", SIGCHLD), ("CONT", SIGCONT), ("STOP", SIGSTOP), ("TSTP", SIGTSTP), ("URG", SIGURG),
-    ("WINCH", SIGWINCH), ("SYS", SIGSYS),
+    ("HUP", SIGHUP),
+    ("INT", SIGINT),
+    ("QUIT", SIGQUIT),
+    ("ILL", SIGILL),
+    ("TRAP", SIGTRAP),
+    ("ABRT", SIGABRT),
+    ("BUS", SIGBUS),
+    ("FPE", SIGFPE),
+    ("KILL", SIGKILL),
+    ("USR1", SIGUSR1),
+    ("SEGV", SIGSEGV),
+    ("USR2", SIGUSR2),
+    ("PIPE", SIGPIPE),
+    ("ALRM", SIGALRM),
+    ("TERM", SIGTERM),
+    ("CHLD", SIGCHLD),
+    ("CONT", SIGCONT),
+    ("STOP", SIGSTOP),
+    ("TSTP", SIGTSTP),
+    ("URG", SIGURG),
+    ("WINCH", SIGWINCH),
+    ("SYS", SIGSYS),
 ];
 
 fn signal_number(s: &str) -> Option<i32> {

@@ -87,7 +87,11 @@ fn main() -> i32 {
         }
     }
     print!("{out}");
-    if matched > 0 { 0 } else { 1 }
+    if matched > 0 {
+        0
+    } else {
+        1
+    }
 }
 
 fn parse_args() -> Option<(Mode, Vec<KstatFilter<'static>>)> {
@@ -172,7 +176,9 @@ fn read_chain() -> Result<(KidT, Vec<KstatHeader>), Errno> {
                 return Ok((kcid as KidT, records::<KstatHeader>(&buf[..used]).collect()));
             }
             // Room for a few more headers than asked for: kstats may appear meanwhile.
-            Err(Errno(ENOMEM)) if (needed as usize) >= buf.len() => buf = vec![0; needed as usize + 8 * KstatHeader::SIZE],
+            Err(Errno(ENOMEM)) if (needed as usize) >= buf.len() => {
+                buf = vec![0; needed as usize + 8 * KstatHeader::SIZE]
+            }
             Err(e) => return Err(e),
         }
     }
@@ -235,8 +241,11 @@ fn time_value(v: KstatValue) -> String {
 
 /// Every `(statistic, value)` of a kstat, sorted by name as kstat sorts them.
 fn statistics(h: &KstatHeader, data: &[u8]) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> =
-        vec![("class".into(), h.class().into()), ("crtime".into(), hrtime(h.ks_crtime)), ("snaptime".into(), hrtime(h.ks_snaptime))];
+    let mut out: Vec<(String, String)> = vec![
+        ("class".into(), h.class().into()),
+        ("crtime".into(), hrtime(h.ks_crtime)),
+        ("snaptime".into(), hrtime(h.ks_snaptime)),
+    ];
     match h.ks_type {
         KSTAT_TYPE_NAMED => {
             for n in records::<KstatNamed>(data) {

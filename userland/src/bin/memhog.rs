@@ -55,7 +55,10 @@ fn main() -> i32 {
         (Some(a), Some(b)) => b.saturating_sub(a) / 1000,
         _ => 0,
     };
-    println!("memhog: touched {pages} pages ({} KiB) in {us} us; heap {start:#x}..{brk:#x}, {used} bytes in use", bytes / 1024);
+    println!(
+        "memhog: touched {pages} pages ({} KiB) in {us} us; heap {start:#x}..{brk:#x}, {used} bytes in use",
+        bytes / 1024
+    );
     if bad != 0 {
         eprintln!("memhog: {bad} pages did not keep what was written");
         return 1;

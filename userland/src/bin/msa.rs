@@ -68,7 +68,10 @@ fn main() -> i32 {
         return 1;
     }
     match which {
-        MSA_SELF => println!("msa: msa({NR_MICROSTATES}, {name}) of pid {}: every thread of this process", sys::getpid().unwrap_or(0)),
+        MSA_SELF => println!(
+            "msa: msa({NR_MICROSTATES}, {name}) of pid {}: every thread of this process",
+            sys::getpid().unwrap_or(0)
+        ),
         MSA_THREAD => println!(
             "msa: msa({NR_MICROSTATES}, {name}) of tid {} (pid {}): the calling thread",
             sys::gettid().unwrap_or(0),

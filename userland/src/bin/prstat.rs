@@ -226,7 +226,13 @@ fn report(before: &[ProcStat], now: &[ProcStat], lwps: bool) {
     let mut rows: Vec<Row> = Vec::new();
     if lwps {
         for p in now {
-            rows.push(Row { pid: p.tgid, uid: p.uid, name: p.comm_str().to_string(), lwp: p.pid.into(), usage: usage_of(p) });
+            rows.push(Row {
+                pid: p.tgid,
+                uid: p.uid,
+                name: p.comm_str().to_string(),
+                lwp: p.pid.into(),
+                usage: usage_of(p),
+            });
         }
     } else {
         let mut procs: BTreeMap<i32, Row> = BTreeMap::new();
@@ -249,7 +255,9 @@ fn report(before: &[ProcStat], now: &[ProcStat], lwps: bool) {
         }
         rows.extend(procs.into_values());
     }
-    rows.sort_by(|a, b| b.usage.cpu_permille().cmp(&a.usage.cpu_permille()).then(a.pid.cmp(&b.pid)).then(a.lwp.cmp(&b.lwp)));
+    rows.sort_by(|a, b| {
+        b.usage.cpu_permille().cmp(&a.usage.cpu_permille()).then(a.pid.cmp(&b.pid)).then(a.lwp.cmp(&b.lwp))
+    });
 
     let mut header = String::from("   PID USERNAME");
     for (name, _) in COLUMNS {
@@ -264,7 +272,13 @@ fn report(before: &[ProcStat], now: &[ProcStat], lwps: bool) {
             line.push_str(&alloc::format!(" {:>5}", Pct(r.usage.permille(c))));
         }
         let u = &r.usage;
-        line.push_str(&alloc::format!(" {:>4} {:>4} {:>4} {:>4} ", Count(u.vcx), Count(u.icx), Count(u.scl), Count(u.sig)));
+        line.push_str(&alloc::format!(
+            " {:>4} {:>4} {:>4} {:>4} ",
+            Count(u.vcx),
+            Count(u.icx),
+            Count(u.scl),
+            Count(u.sig)
+        ));
         let name: String = r.name.chars().take(12).collect();
         line.push_str(&alloc::format!("{name}/{}", r.lwp));
         println!("{line}");
@@ -318,6 +332,10 @@ struct User(u32);
 
 impl fmt::Display for User {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 == 0 { f.pad("root") } else { f.pad(&self.0.to_string()) }
+        if self.0 == 0 {
+            f.pad("root")
+        } else {
+            f.pad(&self.0.to_string())
+        }
     }
 }

@@ -304,7 +304,11 @@ fn wait_pid(pid: usize, options: usize) -> Result<Option<i32>, Errno> {
 
 /// `$?` for a wait status: the exit code, or 128 + the signal.
 fn status_code(status: i32) -> i32 {
-    if exited(status) { exit_code(status) } else { 128 + term_signal(status) }
+    if exited(status) {
+        exit_code(status)
+    } else {
+        128 + term_signal(status)
+    }
 }
 
 /// `[pid] exited N` or `[pid] killed by SIGSEGV (11)[, core flag]` (no core file is written).

@@ -65,8 +65,8 @@ use tally_rt::process::parse_u64;
 use tally_rt::rand::SplitMix64;
 use tally_rt::sys::{self, raw};
 use tally_rt::uapi::errno::ENOSYS;
-use tally_rt::uapi::syscall::*;
 use tally_rt::uapi::netlink::{AF_NETLINK, MSG_DONTWAIT, NETLINK_GENERIC, SOCK_NONBLOCK, SOCK_RAW};
+use tally_rt::uapi::syscall::*;
 use tally_rt::{eprintln, print, println, Errno};
 
 tally_rt::entry!(main);
@@ -188,7 +188,13 @@ impl Protected {
         let (img_start, img_end) = tally_rt::start::image_bounds();
         let brk = sys::current_brk().unwrap_or(img_end).max(img_end) as u64;
         let sp = tally_rt::start::initial_stack_pointer() as u64;
-        Protected { ranges: [(img_start as u64, brk + (1 << 30)), (sp.saturating_sub(16 << 20), sp.saturating_add(1 << 20).min(USER_END))], brk }
+        Protected {
+            ranges: [
+                (img_start as u64, brk + (1 << 30)),
+                (sp.saturating_sub(16 << 20), sp.saturating_add(1 << 20).min(USER_END)),
+            ],
+            brk,
+        }
     }
 
     /// Does `[start, start + len)` (at least one byte) touch protected memory?
@@ -421,12 +427,17 @@ fn main() -> i32 {
         }
         defuse(nr, &mut a, &protected, &held, own_pid, &mut r);
         if verbose {
-            println!("syscall_fuzz: #{i} {nr}({:#x}, {:#x}, {:#x}, {:#x}, {:#x}, {:#x})", a[0], a[1], a[2], a[3], a[4], a[5]);
+            println!(
+                "syscall_fuzz: #{i} {nr}({:#x}, {:#x}, {:#x}, {:#x}, {:#x}, {:#x})",
+                a[0], a[1], a[2], a[3], a[4], a[5]
+            );
         }
         // SAFETY: `defuse` keeps every argument and address range off this program's memory
         // and `kill` off every process but this one (and off it but for harmless signals);
         // the calls that could end or replace the process are in SKIP.
-        let ret = unsafe { raw::syscall6(nr, a[0] as usize, a[1] as usize, a[2] as usize, a[3] as usize, a[4] as usize, a[5] as usize) };
+        let ret = unsafe {
+            raw::syscall6(nr, a[0] as usize, a[1] as usize, a[2] as usize, a[3] as usize, a[4] as usize, a[5] as usize)
+        };
         match sys::decode(ret) {
             Ok(v) => {
                 ok += 1;

@@ -63,7 +63,12 @@ fn main() -> i32 {
     for i in 2..=n {
         match thread::spawn(burner, i as usize, DEFAULT_STACK_SIZE) {
             Ok(t) => {
-                println!("threads: thread {i} is tid {}, stack {:#x}..{:#x}", t.tid, t.stack_base, t.stack_base + t.stack_len);
+                println!(
+                    "threads: thread {i} is tid {}, stack {:#x}..{:#x}",
+                    t.tid,
+                    t.stack_base,
+                    t.stack_base + t.stack_len
+                );
                 started += 1;
             }
             Err(e) => {

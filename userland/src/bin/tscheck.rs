@@ -153,7 +153,11 @@ fn msa(which: u32) -> Step<[ClkT; NR_MICROSTATES]> {
 fn get(sock: &mut BusSocket, family: u16, cmd: Command<'_>, kind: AggrKind) -> Step<(Taskstats, Vec<u64>)> {
     let reply = step("GET", sock.taskstats(family, cmd))?;
     let msg = step("GET reply", parse_reply(&reply))?;
-    let r = msg.records.iter().find(|r| r.kind == kind).ok_or(("GET reply without its record", Errno(tally_rt::uapi::errno::EPROTO)))?;
+    let r = msg
+        .records
+        .iter()
+        .find(|r| r.kind == kind)
+        .ok_or(("GET reply without its record", Errno(tally_rt::uapi::errno::EPROTO)))?;
     let t = Taskstats::from_bytes(r.stats).ok_or(("STATS", Errno(tally_rt::uapi::errno::EPROTO)))?;
     Ok((t, r.msa_values().collect()))
 }
@@ -164,7 +168,9 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// The second thread: some CPU time of its own, then exit.
 extern "C" fn helper(_: usize) -> ! {
     let t0 = sys::monotonic_ns().unwrap_or(0);
-    while !STOP.load(Ordering::Relaxed) && sys::monotonic_ns().unwrap_or(u64::MAX) < t0 + 5_000_000 { core::hint::spin_loop() }
+    while !STOP.load(Ordering::Relaxed) && sys::monotonic_ns().unwrap_or(u64::MAX) < t0 + 5_000_000 {
+        core::hint::spin_loop()
+    }
     HELPER_DONE.arrive();
     sys::exit(0)
 }
@@ -182,8 +188,14 @@ fn check_self() -> Step<i32> {
     let (gt, gm) = get(&mut sock, family, Command::Tgid(pid), AggrKind::Tgid)?;
     let (self_after, thread_after) = (msa(MSA_SELF)?, msa(MSA_THREAD)?);
 
-    c.expect(pm.len() == NR_MICROSTATES && gm.len() == NR_MICROSTATES, format_args!("MSA attributes of {} and {} values", pm.len(), gm.len()));
-    c.expect(pt.ac_pid == tid && pt.ac_tgid == pid, format_args!("PID record: pid {} tgid {}, expected {tid} {pid}", pt.ac_pid, pt.ac_tgid));
+    c.expect(
+        pm.len() == NR_MICROSTATES && gm.len() == NR_MICROSTATES,
+        format_args!("MSA attributes of {} and {} values", pm.len(), gm.len()),
+    );
+    c.expect(
+        pt.ac_pid == tid && pt.ac_tgid == pid,
+        format_args!("PID record: pid {} tgid {}, expected {tid} {pid}", pt.ac_pid, pt.ac_tgid),
+    );
     c.expect(gt.ac_tgid == pid, format_args!("TGID record: tgid {}, expected {pid}", gt.ac_tgid));
     for s in MicroState::ALL {
         let i = s.index();
@@ -294,7 +306,17 @@ impl Listener {
         let mut status = 0;
         step("wait4", sys::wait4(pid as isize, Some(&mut status), 0, None))?;
         println!("tscheck: pid {pid} ({}) {}", argv.join(" "), describe(status));
-        Ok(Exit { pid, status, per_pid, pid_msa, group, group_msa, wall_before, wall_after, mono_span: mono_after.saturating_sub(mono_before) })
+        Ok(Exit {
+            pid,
+            status,
+            per_pid,
+            pid_msa,
+            group,
+            group_msa,
+            wall_before,
+            wall_after,
+            mono_span: mono_after.saturating_sub(mono_before),
+        })
     }
 }
 
@@ -332,23 +354,49 @@ fn consistent(c: &mut Checker, who: &str, t: &Taskstats, msa: &[u64], e: &Exit) 
         let mean = total / count;
         c.expect(
             min <= mean && mean <= max && max <= total,
-            format_args!("{who}: {kind}: count {count}, total {total}: not min {min} <= mean {mean} <= max {max} <= total"),
+            format_args!(
+                "{who}: {kind}: count {count}, total {total}: not min {min} <= mean {mean} <= max {max} <= total"
+            ),
         );
         c.expect(ts != KernelTimespec::ZERO, format_args!("{who}: {kind}: {count} delays but max_ts is zero"));
         let at = ts_ns(&ts);
         c.expect(
             e.wall_before <= at && at <= e.wall_after && ts.tv_nsec < 1_000_000_000,
-            format_args!("{who}: {kind}: max_ts {}.{:09} outside the child's life {}..{} ns", ts.tv_sec, ts.tv_nsec, e.wall_before, e.wall_after),
+            format_args!(
+                "{who}: {kind}: max_ts {}.{:09} outside the child's life {}..{} ns",
+                ts.tv_sec, ts.tv_nsec, e.wall_before, e.wall_after
+            ),
         );
     }
     let absent = [
-        t.swapin_count, t.swapin_delay_total, t.swapin_delay_max, t.swapin_delay_min,
-        t.freepages_count, t.freepages_delay_total, t.freepages_delay_max, t.freepages_delay_min,
-        t.thrashing_count, t.thrashing_delay_total, t.thrashing_delay_max, t.thrashing_delay_min,
-        t.compact_count, t.compact_delay_total, t.compact_delay_max, t.compact_delay_min,
-        t.wpcopy_count, t.wpcopy_delay_total, t.wpcopy_delay_max, t.wpcopy_delay_min,
+        t.swapin_count,
+        t.swapin_delay_total,
+        t.swapin_delay_max,
+        t.swapin_delay_min,
+        t.freepages_count,
+        t.freepages_delay_total,
+        t.freepages_delay_max,
+        t.freepages_delay_min,
+        t.thrashing_count,
+        t.thrashing_delay_total,
+        t.thrashing_delay_max,
+        t.thrashing_delay_min,
+        t.compact_count,
+        t.compact_delay_total,
+        t.compact_delay_max,
+        t.compact_delay_min,
+        t.wpcopy_count,
+        t.wpcopy_delay_total,
+        t.wpcopy_delay_max,
+        t.wpcopy_delay_min,
     ];
-    let absent_ts = [t.swapin_delay_max_ts, t.freepages_delay_max_ts, t.thrashing_delay_max_ts, t.compact_delay_max_ts, t.wpcopy_delay_max_ts];
+    let absent_ts = [
+        t.swapin_delay_max_ts,
+        t.freepages_delay_max_ts,
+        t.thrashing_delay_max_ts,
+        t.compact_delay_max_ts,
+        t.wpcopy_delay_max_ts,
+    ];
     c.expect(
         absent.iter().all(|&v| v == 0) && absent_ts.iter().all(|ts| *ts == KernelTimespec::ZERO),
         format_args!("{who}: a delay kind Tally does not have is not zero: {absent:?}"),
@@ -363,9 +411,15 @@ fn consistent(c: &mut Checker, who: &str, t: &Taskstats, msa: &[u64], e: &Exit) 
         format_args!("{who}: cpu_delay_total {} ns, run-queue microstates {queued} ns", t.cpu_delay_total),
     );
     let disk = at(MicroState::UninterruptibleSleep);
-    c.expect(t.blkio_delay_total == disk, format_args!("{who}: blkio_delay_total {} ns, UNINTERRUPTIBLE_SLEEP {disk} ns", t.blkio_delay_total));
+    c.expect(
+        t.blkio_delay_total == disk,
+        format_args!("{who}: blkio_delay_total {} ns, UNINTERRUPTIBLE_SLEEP {disk} ns", t.blkio_delay_total),
+    );
     let irq = at(MicroState::Interrupted);
-    c.expect(t.irq_delay_total == irq, format_args!("{who}: irq_delay_total {} ns, INTERRUPTED {irq} ns", t.irq_delay_total));
+    c.expect(
+        t.irq_delay_total == irq,
+        format_args!("{who}: irq_delay_total {} ns, INTERRUPTED {irq} ns", t.irq_delay_total),
+    );
     let (usr, sys_trap) = (at(MicroState::OncpuUsr), at(MicroState::OncpuSys) + at(MicroState::OncpuTrap));
     c.expect(
         t.cpu_run_real_total >= usr + sys_trap && t.cpu_run_real_total - (usr + sys_trap) <= 2,
@@ -373,7 +427,10 @@ fn consistent(c: &mut Checker, who: &str, t: &Taskstats, msa: &[u64], e: &Exit) 
     );
     c.expect(
         t.cpu_run_virtual_total == t.cpu_run_real_total && t.cpu_scaled_run_real_total == t.cpu_run_real_total,
-        format_args!("{who}: cpu_run_virtual_total {}, cpu_scaled_run_real_total {}, real {}", t.cpu_run_virtual_total, t.cpu_scaled_run_real_total, t.cpu_run_real_total),
+        format_args!(
+            "{who}: cpu_run_virtual_total {}, cpu_scaled_run_real_total {}, real {}",
+            t.cpu_run_virtual_total, t.cpu_scaled_run_real_total, t.cpu_run_real_total
+        ),
     );
     c.expect(t.ac_utime == usr / 1000, format_args!("{who}: ac_utime {} us, ONCPU_USR {usr} ns", t.ac_utime));
     c.expect(
@@ -382,7 +439,10 @@ fn consistent(c: &mut Checker, who: &str, t: &Taskstats, msa: &[u64], e: &Exit) 
     );
     c.expect(
         t.ac_utimescaled == t.ac_utime && t.ac_stimescaled == t.ac_stime,
-        format_args!("{who}: scaled times {} {} differ from {} {}", t.ac_utimescaled, t.ac_stimescaled, t.ac_utime, t.ac_stime),
+        format_args!(
+            "{who}: scaled times {} {} differ from {} {}",
+            t.ac_utimescaled, t.ac_stimescaled, t.ac_utime, t.ac_stime
+        ),
     );
     // etime is floor(elapsed µs); the 13 clocks, each floored to ns, are at most 13 ns short.
     let sum: u64 = msa.iter().sum();
@@ -390,7 +450,10 @@ fn consistent(c: &mut Checker, who: &str, t: &Taskstats, msa: &[u64], e: &Exit) 
         t.ac_etime * 1000 <= sum + 13 && sum < (t.ac_etime + 1) * 1000,
         format_args!("{who}: the clocks add up to {sum} ns, ac_etime is {} us", t.ac_etime),
     );
-    c.expect(t.ac_utime + t.ac_stime <= t.ac_etime, format_args!("{who}: utime {} + stime {} > etime {}", t.ac_utime, t.ac_stime, t.ac_etime));
+    c.expect(
+        t.ac_utime + t.ac_stime <= t.ac_etime,
+        format_args!("{who}: utime {} + stime {} > etime {}", t.ac_utime, t.ac_stime, t.ac_etime),
+    );
 
     // Begin and elapsed time against the clocks read around the child's life.
     let (lo, hi) = (e.wall_before / 1_000_000_000, e.wall_after / 1_000_000_000);
@@ -398,7 +461,10 @@ fn consistent(c: &mut Checker, who: &str, t: &Taskstats, msa: &[u64], e: &Exit) 
         lo <= t.ac_btime64 && t.ac_btime64 <= hi && u64::from(t.ac_btime) == t.ac_btime64,
         format_args!("{who}: ac_btime64 {} (ac_btime {}) outside {lo}..={hi} s", t.ac_btime64, t.ac_btime),
     );
-    c.expect(t.ac_etime * 1000 <= e.mono_span, format_args!("{who}: ac_etime {} us > the {} ns the parent saw", t.ac_etime, e.mono_span));
+    c.expect(
+        t.ac_etime * 1000 <= e.mono_span,
+        format_args!("{who}: ac_etime {} us > the {} ns the parent saw", t.ac_etime, e.mono_span),
+    );
 }
 
 /// Identity, exit and the agreement of the two records of a one-thread child's exit:
@@ -409,17 +475,29 @@ fn one_thread_exit(c: &mut Checker, e: &Exit, comm: &str, status: i32, flag: u8)
     let me = step("getpid", sys::getpid())? as u32;
     let p = &e.per_pid;
     c.expect(e.status == status, format_args!("{comm}: wait status {:#x}, expected {status:#x}", e.status));
-    c.expect(p.ac_exitcode == e.status as u32, format_args!("{comm}: ac_exitcode {:#x}, wait status {:#x}", p.ac_exitcode, e.status));
+    c.expect(
+        p.ac_exitcode == e.status as u32,
+        format_args!("{comm}: ac_exitcode {:#x}, wait status {:#x}", p.ac_exitcode, e.status),
+    );
     c.expect(p.ac_flag == flag, format_args!("{comm}: ac_flag {:#04x}, expected {flag:#04x}", p.ac_flag));
     c.expect(
         p.ac_pid == e.pid && p.ac_tgid == e.pid && p.ac_ppid == me,
-        format_args!("{comm}: pid {} tgid {} ppid {}, expected {} {} {me}", p.ac_pid, p.ac_tgid, p.ac_ppid, e.pid, e.pid),
+        format_args!(
+            "{comm}: pid {} tgid {} ppid {}, expected {} {} {me}",
+            p.ac_pid, p.ac_tgid, p.ac_ppid, e.pid, e.pid
+        ),
     );
     c.expect(p.comm_str() == comm, format_args!("{comm}: ac_comm {:?}", p.comm_str()));
-    c.expect(p.ac_tgetime == p.ac_etime, format_args!("{comm}: ac_tgetime {} != ac_etime {} for the leader", p.ac_tgetime, p.ac_etime));
+    c.expect(
+        p.ac_tgetime == p.ac_etime,
+        format_args!("{comm}: ac_tgetime {} != ac_etime {} for the leader", p.ac_tgetime, p.ac_etime),
+    );
     let mut as_group = *p;
     as_group.ac_flag |= AGROUP;
-    c.expect(as_group == e.group, format_args!("{comm}: the per-tgid record is not the per-pid one with AGROUP ({:?} vs {:?})", e.group, p));
+    c.expect(
+        as_group == e.group,
+        format_args!("{comm}: the per-tgid record is not the per-pid one with AGROUP ({:?} vs {:?})", e.group, p),
+    );
     c.expect(e.group_msa == e.pid_msa, format_args!("{comm}: the two records' clocks differ"));
     consistent(c, comm, p, &e.pid_msa, e);
     consistent(c, comm, &e.group, &e.group_msa, e);
@@ -429,16 +507,23 @@ fn one_thread_exit(c: &mut Checker, e: &Exit, comm: &str, status: i32, flag: u8)
 fn delays_line(t: &Taskstats) -> alloc::string::String {
     alloc::format!(
         "cpu {}/{} ns (max {} min {}), blkio {}/{} ns (max {} min {}), irq {}/{} ns",
-        t.cpu_count, t.cpu_delay_total, t.cpu_delay_max, t.cpu_delay_min,
-        t.blkio_count, t.blkio_delay_total, t.blkio_delay_max, t.blkio_delay_min,
-        t.irq_count, t.irq_delay_total
+        t.cpu_count,
+        t.cpu_delay_total,
+        t.cpu_delay_max,
+        t.cpu_delay_min,
+        t.blkio_count,
+        t.blkio_delay_total,
+        t.blkio_delay_max,
+        t.blkio_delay_min,
+        t.irq_count,
+        t.irq_delay_total
     )
 }
 
 fn check_fields() -> Step<i32> {
     let mut c = Checker { name: "fields", failed: 0 };
     let mut l = Listener::register()?; // as root: REGISTER needs it
-    // What a child inherits: nice (raising it needs no privilege), policy, uid.
+                                       // What a child inherits: nice (raising it needs no privilege), policy, uid.
     step("setpriority(7)", sys::setpriority(PRIO_PROCESS, 0, 7))?;
     step("sched_setscheduler(SCHED_BATCH)", sys::sched_setscheduler(0, SCHED_BATCH, 0))?;
     step("setuid(1000)", sys::setuid(1000))?;
@@ -446,11 +531,25 @@ fn check_fields() -> Step<i32> {
     let t = &e.per_pid;
     println!(
         "tscheck fields: pid {}: uid {} gid {} nice {} sched {} ac_flag {:#04x}/{:#04x} exitcode {:#x} ppid {} comm {}",
-        t.ac_pid, t.ac_uid, t.ac_gid, t.ac_nice, t.ac_sched, t.ac_flag, e.group.ac_flag, t.ac_exitcode, t.ac_ppid, t.comm_str()
+        t.ac_pid,
+        t.ac_uid,
+        t.ac_gid,
+        t.ac_nice,
+        t.ac_sched,
+        t.ac_flag,
+        e.group.ac_flag,
+        t.ac_exitcode,
+        t.ac_ppid,
+        t.comm_str()
     );
     println!(
         "tscheck fields: btime {} etime {} us (parent saw {} us) utime {} stime {}; {}",
-        t.ac_btime64, t.ac_etime, e.mono_span / 1000, t.ac_utime, t.ac_stime, delays_line(t)
+        t.ac_btime64,
+        t.ac_etime,
+        e.mono_span / 1000,
+        t.ac_utime,
+        t.ac_stime,
+        delays_line(t)
     );
     c.expect(t.ac_uid == 1000, format_args!("ac_uid {}, the parent is uid 1000", t.ac_uid));
     c.expect(t.ac_gid == 0, format_args!("ac_gid {}; nothing sets a gid, init's is 0", t.ac_gid));
@@ -472,10 +571,19 @@ fn check_crash() -> Step<i32> {
         (&["sleeper", "10000"], "sleeper", signaled(SIGTERM, false), AXSIG, true),
     ];
     for (argv, comm, status, flag, kill) in cases {
-        let e = l.run(argv, |pid| if kill { step("kill", sys::kill(pid as isize, i32::from(SIGTERM))).map(|_| ()) } else { Ok(()) })?;
+        let e = l.run(argv, |pid| {
+            if kill {
+                step("kill", sys::kill(pid as isize, i32::from(SIGTERM))).map(|_| ())
+            } else {
+                Ok(())
+            }
+        })?;
         println!(
             "tscheck crash: {}: ac_exitcode {:#x} ac_flag {:#04x}/{:#04x}",
-            argv.join(" "), e.per_pid.ac_exitcode, e.per_pid.ac_flag, e.group.ac_flag
+            argv.join(" "),
+            e.per_pid.ac_exitcode,
+            e.per_pid.ac_flag,
+            e.group.ac_flag
         );
         one_thread_exit(&mut c, &e, comm, status, flag)?;
     }
@@ -494,11 +602,23 @@ fn check_blk(sectors: u64) -> Step<i32> {
             "tscheck blk: {}: read_bytes {} write_bytes {} blkio_count {} blkio_delay_total {} ns (max {} min {}) read_syscalls {}",
             argv.join(" "), t.read_bytes, t.write_bytes, t.blkio_count, t.blkio_delay_total, t.blkio_delay_max, t.blkio_delay_min, t.read_syscalls
         );
-        c.expect(t.read_bytes == bytes, format_args!("{}: read_bytes {}, expected {bytes}", argv.join(" "), t.read_bytes));
-        c.expect(t.write_bytes == written, format_args!("{}: write_bytes {}, expected {written}", argv.join(" "), t.write_bytes));
+        c.expect(
+            t.read_bytes == bytes,
+            format_args!("{}: read_bytes {}, expected {bytes}", argv.join(" "), t.read_bytes),
+        );
+        c.expect(
+            t.write_bytes == written,
+            format_args!("{}: write_bytes {}, expected {written}", argv.join(" "), t.write_bytes),
+        );
         c.expect(t.blkio_count >= 1, format_args!("{}: never waited for the disk (blkio_count 0)", argv.join(" ")));
-        c.expect(t.cancelled_write_bytes == 0 && t.ac_majflt == 0, format_args!("cancelled_write_bytes {}, majflt {}", t.cancelled_write_bytes, t.ac_majflt));
-        c.expect(t.read_char == 0 && t.read_syscalls == 0, format_args!("read_char {}, read_syscalls {}", t.read_char, t.read_syscalls));
+        c.expect(
+            t.cancelled_write_bytes == 0 && t.ac_majflt == 0,
+            format_args!("cancelled_write_bytes {}, majflt {}", t.cancelled_write_bytes, t.ac_majflt),
+        );
+        c.expect(
+            t.read_char == 0 && t.read_syscalls == 0,
+            format_args!("read_char {}, read_syscalls {}", t.read_char, t.read_syscalls),
+        );
         one_thread_exit(&mut c, &e, "blk", 0, 0)?;
     }
     Ok(c.verdict())
@@ -524,13 +644,17 @@ fn check_sockio() -> Step<i32> {
     let sent = step("write", sys::write(sock.fd(), &req))?;
     let got = step("read", sys::read(sock.fd(), &mut buf))?;
     let (d, _) = get(&mut sock, family, Command::Pid(tid), AggrKind::Pid)?;
-    let reply_ok = Messages::new(&buf[..got.min(buf.len())]).flatten().next().is_some_and(|m| m.header.nlmsg_seq == seq);
+    let reply_ok =
+        Messages::new(&buf[..got.min(buf.len())]).flatten().next().is_some_and(|m| m.header.nlmsg_seq == seq);
     println!(
         "tscheck sockio: rchar/wchar/syscr/syscw {:?} -> {:?} over recvfrom+sendto; -> {:?} after write({sent}) + read({got})",
         io_counters(&a), io_counters(&b), io_counters(&d)
     );
     c.expect(reply_ok, format_args!("read() did not return the reply to the request written"));
-    c.expect(io_counters(&b) == io_counters(&a), format_args!("recvfrom/sendto changed the counters: {:?} -> {:?}", io_counters(&a), io_counters(&b)));
+    c.expect(
+        io_counters(&b) == io_counters(&a),
+        format_args!("recvfrom/sendto changed the counters: {:?} -> {:?}", io_counters(&a), io_counters(&b)),
+    );
     let want = [b.read_char + got as u64, b.write_char + sent as u64, b.read_syscalls + 1, b.write_syscalls + 1];
     c.expect(io_counters(&d) == want, format_args!("after write + read: {:?}, expected {want:?}", io_counters(&d)));
     Ok(c.verdict())
@@ -563,12 +687,18 @@ fn check_io(bytes: u64) -> Step<i32> {
     );
     let chunks = bytes.div_ceil(4096);
     c.expect(t.ac_exitcode == 0, format_args!("exit code {}", t.ac_exitcode));
-    c.expect(t.write_char >= bytes && t.write_char < bytes + 256, format_args!("write_char {} for {bytes} bytes", t.write_char));
+    c.expect(
+        t.write_char >= bytes && t.write_char < bytes + 256,
+        format_args!("write_char {} for {bytes} bytes", t.write_char),
+    );
     c.expect(
         t.write_syscalls > chunks && t.write_syscalls <= chunks + 2,
         format_args!("write_syscalls {} for {chunks} chunks and a report", t.write_syscalls),
     );
-    c.expect(t.read_char == 0 && t.read_syscalls == 0, format_args!("read_char {}, read_syscalls {}", t.read_char, t.read_syscalls));
+    c.expect(
+        t.read_char == 0 && t.read_syscalls == 0,
+        format_args!("read_char {}, read_syscalls {}", t.read_char, t.read_syscalls),
+    );
     Ok(c.verdict())
 }
 

@@ -32,13 +32,13 @@
 #![no_main]
 #![deny(unsafe_code)]
 
+use alloc::format;
+use alloc::vec::Vec;
 use tally_msgbus::taskstats::{request, Command};
 use tally_rt::bus::BusSocket;
 use tally_rt::process::parse_i64;
 use tally_rt::uapi::msa::{ClkT, MSA_SELF, NR_MICROSTATES};
 use tally_rt::{eprintln, println, sys};
-use alloc::format;
-use alloc::vec::Vec;
 
 extern crate alloc;
 
@@ -161,7 +161,11 @@ fn tsget(n: u64) -> i32 {
         sys::send(sock.fd(), &req).map_err(|_| "sendto failed")?;
         let got = sys::recv(sock.fd(), &mut buf, 0).map_err(|_| "recvfrom failed")?;
         let ty = buf.get(4..6).map(|b| u16::from_le_bytes([b[0], b[1]]));
-        if got < 16 || ty != Some(family) { Err("the reply is not a TASKSTATS message") } else { Ok(()) }
+        if got < 16 || ty != Some(family) {
+            Err("the reply is not a TASKSTATS message")
+        } else {
+            Ok(())
+        }
     };
     if let Err(why) = round_trip() {
         eprintln!("ubench: tsget: {why}");

@@ -13,8 +13,8 @@
 #![deny(unsafe_code)]
 
 use tally_rt::fixture::{check, expect_err, expect_ok, usage};
-use tally_rt::sys::probe::{self, BadPtr};
 use tally_rt::sys;
+use tally_rt::sys::probe::{self, BadPtr};
 use tally_rt::uapi::errno::{EFAULT, EINVAL};
 use tally_rt::uapi::fixture::{MSA_ACCOUNTING, MSA_NO_ACCOUNTING};
 use tally_rt::uapi::msa::{MSA_CHILDREN, MSA_SELF, MSA_THREAD, NR_MICROSTATES};

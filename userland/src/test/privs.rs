@@ -14,8 +14,8 @@
 #![deny(unsafe_code)]
 
 use tally_rt::fixture::{expect_err, expect_ok};
-use tally_rt::sys::probe::{self, BadPtr};
 use tally_rt::sys;
+use tally_rt::sys::probe::{self, BadPtr};
 use tally_rt::uapi::errno::{EACCES, EFAULT, EINVAL, EPERM, ESRCH};
 use tally_rt::uapi::syscall::*;
 use tally_rt::Errno;

@@ -12,8 +12,8 @@
 
 use tally_rt::fixture::{check, expect_err, expect_ok, positive, usage};
 use tally_rt::process::parse_u64;
-use tally_rt::sys::probe::{self, BadPtr};
 use tally_rt::sys;
+use tally_rt::sys::probe::{self, BadPtr};
 use tally_rt::uapi::errno::{E2BIG, EFAULT, ENAMETOOLONG, ENOENT};
 use tally_rt::uapi::syscall::SpawnArg;
 

@@ -12,8 +12,8 @@
 #![deny(unsafe_code)]
 
 use tally_rt::fixture::{check, expect_err, expect_ok, positive, Area};
-use tally_rt::sys::probe::{self, BadPtr};
 use tally_rt::sys;
+use tally_rt::sys::probe::{self, BadPtr};
 use tally_rt::uapi::errno::{ECHILD, EFAULT, EINVAL};
 use tally_rt::uapi::fixture::{AREA_CHILD_PID, AREA_MSA_A, AREA_RUSAGE};
 use tally_rt::uapi::msa::{MSA_CHILDREN, NR_MICROSTATES};

@@ -55,7 +55,9 @@ pub fn check(name: &str, selftest: &str, cmdline: &str) -> Result<(), String> {
     check_path(selftest)?;
     let own = cmdline.split_whitespace().take_while(|w| *w != "--").find(|w| *w == "test" || w.starts_with("test="));
     if let Some(word) = own {
-        return Err(format!("`cmdline` has `{word}`, but `selftest` already puts `test={name}` on the command line: drop it"));
+        return Err(format!(
+            "`cmdline` has `{word}`, but `selftest` already puts `test={name}` on the command line: drop it"
+        ));
     }
     Ok(())
 }
@@ -137,7 +139,11 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Selftest>, Vec<String>> {
             Err(e) => errors.push(format!("{}: {e}", path.display())),
         }
     }
-    if errors.is_empty() { Ok(tests) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(tests)
+    } else {
+        Err(errors)
+    }
 }
 
 /// The table `TESTS` as Rust source, for `include!` in `kernel/src/selftest/mod.rs` (where
@@ -169,7 +175,10 @@ mod tests {
     fn a_selftest_puts_test_name_first_then_the_scenarios_words() {
         assert_eq!(kernel_cmdline("heap", Some("memory::heap_and_frames"), ""), "test=heap");
         assert_eq!(kernel_cmdline("heap", Some("memory::heap_and_frames"), "  "), "test=heap");
-        assert_eq!(kernel_cmdline("heap_debug", Some("memory::heap"), "loglevel=debug"), "test=heap_debug loglevel=debug");
+        assert_eq!(
+            kernel_cmdline("heap_debug", Some("memory::heap"), "loglevel=debug"),
+            "test=heap_debug loglevel=debug"
+        );
         assert_eq!(kernel_cmdline("x", Some("f"), " demo=off -- hello a ; sh "), "test=x demo=off -- hello a ; sh");
     }
 
@@ -185,7 +194,10 @@ mod tests {
         let text = "description = \"d\"\nselftest = \"user::smoke\"\nexpect = \"success\"\nserial = [\"a\"]\n";
         assert_eq!(parse("user_smoke", text), Ok(Some(test("user_smoke", "user::smoke"))));
         assert_eq!(parse("demo", "selftest = \"crate::demo::run\"\n"), Ok(Some(test("demo", "crate::demo::run"))));
-        assert_eq!(parse("boot", "selftest = \"boot\"\ncmdline = \"loglevel=debug\"\n"), Ok(Some(test("boot", "boot"))));
+        assert_eq!(
+            parse("boot", "selftest = \"boot\"\ncmdline = \"loglevel=debug\"\n"),
+            Ok(Some(test("boot", "boot")))
+        );
         assert_eq!(parse("shell", "cmdline = \"init=sh demo=off\"\nexpect = \"success\"\n"), Ok(None));
         assert_eq!(parse("default_boot", "cmdline = \"\"\n"), Ok(None));
     }
@@ -195,7 +207,8 @@ mod tests {
         let err = |name: &str, text: &str| parse(name, text).unwrap_err();
         assert!(err("x", "selftest = [\"user::smoke\"]\n").contains("must be a string"));
         assert!(err("x", "selftest = \"f\"\ncmdline = 3\n").contains("`cmdline` must be a string"));
-        let bad_paths = ["", "user::", "::smoke", "user smoke", "user::smoke()", "user.smoke", "1user::smoke", "_", "f; panic!()"];
+        let bad_paths =
+            ["", "user::", "::smoke", "user smoke", "user::smoke()", "user.smoke", "1user::smoke", "_", "f; panic!()"];
         for bad in bad_paths {
             let e = err("x", &format!("selftest = {bad:?}\n"));
             assert!(e.contains("is not a Rust path"), "{bad:?}: {e}");
@@ -207,7 +220,10 @@ mod tests {
         assert_eq!(parse("x", init_words), Ok(Some(test("x", "f"))), "the words after `--` are init's");
         assert!(err("two words", "selftest = \"f\"\n").contains("letters, digits"));
         assert!(err("a=b", "selftest = \"f\"\n").contains("letters, digits"));
-        assert_eq!(err("x", "description = \"d\"\nselftest = \"f\n"), "line 2, column 14: invalid basic string, expected `\"`");
+        assert_eq!(
+            err("x", "description = \"d\"\nselftest = \"f\n"),
+            "line 2, column 14: invalid basic string, expected `\"`"
+        );
     }
 
     #[test]
@@ -239,7 +255,10 @@ mod tests {
         let src = generate(&[test("boot", "boot"), test("user_smoke", "user::smoke")]);
         assert!(src.contains("const TESTS: &[(&str, Test)] = &[\n"), "{src}");
         assert!(src.contains("\n    (\"boot\", boot), // tests/boot.toml: selftest = \"boot\"\n"), "{src}");
-        assert!(src.contains("\n    (\"user_smoke\", user::smoke), // tests/user_smoke.toml: selftest = \"user::smoke\"\n"), "{src}");
+        assert!(
+            src.contains("\n    (\"user_smoke\", user::smoke), // tests/user_smoke.toml: selftest = \"user::smoke\"\n"),
+            "{src}"
+        );
         assert!(src.ends_with("];\n"), "{src}");
         assert!(generate(&[]).ends_with("= &[\n];\n"), "an empty table is still a table");
     }

@@ -112,7 +112,16 @@ mod tests {
     #[test]
     fn bcd_12_hour_pm() {
         // 2026-11-21 08:30:15 PM in BCD, 12-hour mode, century register 0x20.
-        let raw = RtcRaw { seconds: 0x15, minutes: 0x30, hours: 0x88, day: 0x21, month: 0x11, year: 0x26, century: 0x20, status_b: 0 };
+        let raw = RtcRaw {
+            seconds: 0x15,
+            minutes: 0x30,
+            hours: 0x88,
+            day: 0x21,
+            month: 0x11,
+            year: 0x26,
+            century: 0x20,
+            status_b: 0,
+        };
         let dt = raw.decode().unwrap();
         assert_eq!((dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second), (2026, 11, 21, 20, 30, 15));
     }

@@ -151,7 +151,9 @@ mod tests {
         for hz in [1, 999, 1_000_000_000, 2_999_999_999, 18_446_744_073, 18_446_744_074, u64::MAX] {
             let c = TscClock::new(hz, 0);
             let edge = u64::MAX / 1_000_000_000;
-            for t in [0, 1, edge - 1, edge, edge + 1, hz, hz.saturating_mul(7).saturating_add(3), u64::MAX - 1, u64::MAX] {
+            for t in
+                [0, 1, edge - 1, edge, edge + 1, hz, hz.saturating_mul(7).saturating_add(3), u64::MAX - 1, u64::MAX]
+            {
                 assert_eq!(c.ticks_to_ns(t), reference_ns(hz, t), "hz {hz} ticks {t}");
             }
         }

@@ -53,10 +53,7 @@ pub use io::IoStats;
 pub use named::NamedStats;
 pub use queue::QueueIntegrator;
 pub use raw::RawStats;
-pub use registry::{
-    Kstat, KstatData, KstatRead, KstatRegistry, KstatSnapshot, SnapshotData,
-    KSTAT_MAX_DATA_SIZE,
-};
+pub use registry::{Kstat, KstatData, KstatRead, KstatRegistry, KstatSnapshot, SnapshotData, KSTAT_MAX_DATA_SIZE};
 pub use timer::TimerStats;
 
 pub use tally_uapi::kstat::{Hrtime, KidT};

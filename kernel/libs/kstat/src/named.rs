@@ -17,8 +17,7 @@ use alloc::vec::Vec;
 
 use crate::{name_field, try_vec, KstatError};
 use tally_uapi::kstat::{
-    KstatNamed, KstatValue, KSTAT_DATA_INT32, KSTAT_DATA_INT64, KSTAT_DATA_UINT32,
-    KSTAT_DATA_UINT64, KSTAT_STRLEN,
+    KstatNamed, KstatValue, KSTAT_DATA_INT32, KSTAT_DATA_INT64, KSTAT_DATA_UINT32, KSTAT_DATA_UINT64, KSTAT_STRLEN,
 };
 
 /// The data of a named kstat.
@@ -167,9 +166,7 @@ mod tests {
     #[test]
     fn integer_arithmetic_wraps() {
         let mut n = NamedStats::new(4).unwrap();
-        for (i, t) in [KSTAT_DATA_INT32, KSTAT_DATA_UINT32, KSTAT_DATA_INT64, KSTAT_DATA_UINT64]
-            .into_iter()
-            .enumerate()
+        for (i, t) in [KSTAT_DATA_INT32, KSTAT_DATA_UINT32, KSTAT_DATA_INT64, KSTAT_DATA_UINT64].into_iter().enumerate()
         {
             assert!(is_integer_type(t));
             n.named_init(i, "c", t).unwrap();

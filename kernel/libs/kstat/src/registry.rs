@@ -34,10 +34,9 @@ use crate::raw::RawStats;
 use crate::timer::TimerStats;
 use crate::{name_field, KstatError};
 use tally_uapi::kstat::{
-    kstat_set_string, Hrtime, KidT, KstatHeader, KstatIntr, KstatIo, KstatNamed, KstatRecord,
-    KstatTimer, KstatValue, KSTAT_DATA_UINT64, KSTAT_FLAG_INVALID, KSTAT_FLAG_VAR_SIZE,
-    KSTAT_FLAG_VIRTUAL, KSTAT_HEADERS_KID, KSTAT_STRLEN, KSTAT_TYPE_INTR, KSTAT_TYPE_IO,
-    KSTAT_TYPE_NAMED, KSTAT_TYPE_RAW, KSTAT_TYPE_TIMER,
+    kstat_set_string, Hrtime, KidT, KstatHeader, KstatIntr, KstatIo, KstatNamed, KstatRecord, KstatTimer, KstatValue,
+    KSTAT_DATA_UINT64, KSTAT_FLAG_INVALID, KSTAT_FLAG_VAR_SIZE, KSTAT_FLAG_VIRTUAL, KSTAT_HEADERS_KID, KSTAT_STRLEN,
+    KSTAT_TYPE_INTR, KSTAT_TYPE_IO, KSTAT_TYPE_NAMED, KSTAT_TYPE_RAW, KSTAT_TYPE_TIMER,
 };
 
 /// Largest data section a kstat may have (1 MiB). Solaris allows `INT_MAX` records; a
@@ -59,10 +58,8 @@ pub enum KstatData {
 impl KstatData {
     /// Zeroed data for a new kstat of `ks_type` with `ndata` records.
     fn new(ks_type: u8, ndata: usize) -> Result<Self, KstatError> {
-        let size = record_size(ks_type)
-            .ok_or(KstatError::InvalidType)?
-            .checked_mul(ndata)
-            .ok_or(KstatError::InvalidNdata)?;
+        let size =
+            record_size(ks_type).ok_or(KstatError::InvalidType)?.checked_mul(ndata).ok_or(KstatError::InvalidNdata)?;
         if size > KSTAT_MAX_DATA_SIZE {
             return Err(KstatError::InvalidNdata);
         }
@@ -280,9 +277,7 @@ impl KstatRegistry {
         reg.link(Kstat { hdr, data: KstatData::Headers });
 
         // Cannot fail: fixed, valid names and a five-record named kstat in a fresh chain.
-        if let Ok(kid) =
-            reg.create("unix", 0, "kstat_types", "kstat", KSTAT_TYPE_NAMED, TYPE_NAMES.len() as u32, now)
-        {
+        if let Ok(kid) = reg.create("unix", 0, "kstat_types", "kstat", KSTAT_TYPE_NAMED, TYPE_NAMES.len() as u32, now) {
             if let Ok(n) = reg.named_mut(kid) {
                 for (i, name) in TYPE_NAMES.iter().enumerate() {
                     let _ = n.named_init(i, name, KSTAT_DATA_UINT64);
@@ -665,7 +660,14 @@ mod tests {
     fn every_kind_reads_and_decodes() {
         let mut r = reg();
         let n = r
-            .create_named("unix", 0, "system_misc", "misc", &[("nproc", KSTAT_DATA_UINT32), ("delta", KSTAT_DATA_INT64)], 0)
+            .create_named(
+                "unix",
+                0,
+                "system_misc",
+                "misc",
+                &[("nproc", KSTAT_DATA_UINT32), ("delta", KSTAT_DATA_INT64)],
+                0,
+            )
             .unwrap();
         let i = r.create("pit", 0, "clock", "controller", KSTAT_TYPE_INTR, 1, 0).unwrap();
         let t = r.create("vm", 0, "faults", "vm", KSTAT_TYPE_TIMER, 2, 0).unwrap();
@@ -728,9 +730,7 @@ mod tests {
     #[test]
     fn iteration_is_in_kid_order_after_deletes() {
         let mut r = reg();
-        let kids: Vec<KidT> = (0..6)
-            .map(|i| r.create("m", i, "n", "c", KSTAT_TYPE_RAW, 0, 0).unwrap())
-            .collect();
+        let kids: Vec<KidT> = (0..6).map(|i| r.create("m", i, "n", "c", KSTAT_TYPE_RAW, 0, 0).unwrap()).collect();
         r.delete(kids[1]).unwrap();
         r.delete(kids[4]).unwrap();
         let late = r.create("late", 0, "n", "c", KSTAT_TYPE_RAW, 0, 0).unwrap();

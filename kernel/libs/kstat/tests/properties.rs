@@ -356,11 +356,7 @@ fn header() -> impl Strategy<Value = KstatHeader> {
 }
 
 fn io() -> impl Strategy<Value = KstatIo> {
-    (
-        (any::<u64>(), any::<u64>(), any::<u32>(), any::<u32>()),
-        any::<[i64; 6]>(),
-        (any::<u32>(), any::<u32>()),
-    )
+    ((any::<u64>(), any::<u64>(), any::<u32>(), any::<u32>()), any::<[i64; 6]>(), (any::<u32>(), any::<u32>()))
         .prop_map(|((nr, nw, r, w), t, (wc, rc))| KstatIo {
             nread: nr,
             nwritten: nw,

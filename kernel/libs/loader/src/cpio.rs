@@ -203,7 +203,8 @@ fn parse_entry(data: &[u8], at: usize) -> Result<Option<(Entry<'_>, usize)>, Exe
         _ => return Err(ExecError::ArchiveBadMagic { offset: at }),
     };
     let field = |i: usize| hex8(&header[6 + 8 * i..6 + 8 * (i + 1)]).ok_or(ExecError::ArchiveBadField { offset: at });
-    let (ino, mode, uid, gid, nlink, mtime, filesize) = (field(0)?, field(1)?, field(2)?, field(3)?, field(4)?, field(5)?, field(6)?);
+    let (ino, mode, uid, gid, nlink, mtime, filesize) =
+        (field(0)?, field(1)?, field(2)?, field(3)?, field(4)?, field(5)?, field(6)?);
     for i in 7..11 {
         field(i)?; // device numbers: checked for form, otherwise unused
     }

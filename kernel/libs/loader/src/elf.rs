@@ -161,7 +161,8 @@ pub const MAX_PROGRAM_HEADERS: usize = 64;
 pub fn plan<'a>(file: &'a [u8], limits: &Limits) -> Result<ElfPlan<'a>, ExecError> {
     let elf = ElfBytes::<AnyEndian>::minimal_parse(file).map_err(|_| ExecError::NotElf)?;
     let h = &elf.ehdr;
-    if h.class != elf::file::Class::ELF64 || h.e_machine != abi::EM_X86_64 || !matches!(h.endianness, AnyEndian::Little) {
+    if h.class != elf::file::Class::ELF64 || h.e_machine != abi::EM_X86_64 || !matches!(h.endianness, AnyEndian::Little)
+    {
         return Err(ExecError::WrongArch);
     }
     if h.e_type != abi::ET_EXEC {
@@ -334,7 +335,10 @@ mod tests {
         let f = build(
             2,
             0x50_0000,
-            &[(PT_LOAD, R | W, 0x1000, 0x60_0000, 0x10, 0x10, 0x1000), (PT_LOAD, R | X, 0, 0x50_0000, 0x10, 0x10, 0x1000)],
+            &[
+                (PT_LOAD, R | W, 0x1000, 0x60_0000, 0x10, 0x10, 0x1000),
+                (PT_LOAD, R | X, 0, 0x50_0000, 0x10, 0x10, 0x1000),
+            ],
             0x2000,
         );
         let p = plan_of(&f).unwrap();
@@ -373,7 +377,12 @@ mod tests {
 
     #[test]
     fn dynamic_programs_are_refused() {
-        let f = build(2, 0x40_0000, &[(3, R, 0x200, 0, 0x10, 0x10, 1), (PT_LOAD, R | X, 0, 0x40_0000, 0x100, 0x100, 0x1000)], 0x1000);
+        let f = build(
+            2,
+            0x40_0000,
+            &[(3, R, 0x200, 0, 0x10, 0x10, 1), (PT_LOAD, R | X, 0, 0x40_0000, 0x100, 0x100, 0x1000)],
+            0x1000,
+        );
         assert_eq!(plan_of(&f).unwrap_err(), ExecError::Dynamic);
     }
 
@@ -382,26 +391,50 @@ mod tests {
         let ok = (PT_LOAD, R | X, 0, 0x40_0000, 0x100, 0x100, 0x1000);
         assert_eq!(one(2, 0x40_0000, ok, 0x1000), Ok(()));
         // filesz > memsz
-        assert_eq!(one(2, 0x40_0000, (PT_LOAD, R | X, 0, 0x40_0000, 0x200, 0x100, 0x1000), 0x1000), Err(ExecError::FileszOverMemsz { index: 0 }));
+        assert_eq!(
+            one(2, 0x40_0000, (PT_LOAD, R | X, 0, 0x40_0000, 0x200, 0x100, 0x1000), 0x1000),
+            Err(ExecError::FileszOverMemsz { index: 0 })
+        );
         // file bytes beyond the end of the file
-        assert_eq!(one(2, 0x40_0000, (PT_LOAD, R | X, 0, 0x40_0000, 0x2000, 0x2000, 0x1000), 0x1000), Err(ExecError::SegmentOutsideFile { index: 0 }));
-        assert_eq!(one(2, 0x40_0000, (PT_LOAD, R | X, u64::MAX, 0x40_0fff, 2, 2, 0), 0x1000), Err(ExecError::SegmentOutsideFile { index: 0 }));
+        assert_eq!(
+            one(2, 0x40_0000, (PT_LOAD, R | X, 0, 0x40_0000, 0x2000, 0x2000, 0x1000), 0x1000),
+            Err(ExecError::SegmentOutsideFile { index: 0 })
+        );
+        assert_eq!(
+            one(2, 0x40_0000, (PT_LOAD, R | X, u64::MAX, 0x40_0fff, 2, 2, 0), 0x1000),
+            Err(ExecError::SegmentOutsideFile { index: 0 })
+        );
         // misaligned: vaddr and offset differ mod 4096; p_align not a power of two
-        assert_eq!(one(2, 0x40_0010, (PT_LOAD, R | X, 0x10, 0x40_0000, 0x10, 0x10, 0x1000), 0x1000), Err(ExecError::Misaligned { index: 0 }));
-        assert_eq!(one(2, 0x40_0000, (PT_LOAD, R | X, 0, 0x40_0000, 0x10, 0x10, 0x3000), 0x1000), Err(ExecError::Misaligned { index: 0 }));
+        assert_eq!(
+            one(2, 0x40_0010, (PT_LOAD, R | X, 0x10, 0x40_0000, 0x10, 0x10, 0x1000), 0x1000),
+            Err(ExecError::Misaligned { index: 0 })
+        );
+        assert_eq!(
+            one(2, 0x40_0000, (PT_LOAD, R | X, 0, 0x40_0000, 0x10, 0x10, 0x3000), 0x1000),
+            Err(ExecError::Misaligned { index: 0 })
+        );
         // the kernel half, the null page, wrap-around
         let out = Err(ExecError::OutsideUser { index: 0 });
-        assert_eq!(one(2, 0xffff_8000_0000_0000, (PT_LOAD, R | X, 0, 0xffff_8000_0000_0000, 0x10, 0x10, 0x1000), 0x1000), out);
+        assert_eq!(
+            one(2, 0xffff_8000_0000_0000, (PT_LOAD, R | X, 0, 0xffff_8000_0000_0000, 0x10, 0x10, 0x1000), 0x1000),
+            out
+        );
         assert_eq!(one(2, 0, (PT_LOAD, R | X, 0, 0, 0x10, 0x10, 0x1000), 0x1000), out);
         assert_eq!(one(2, 0x7fff_ffff_f000, (PT_LOAD, R | X, 0, 0x7fff_ffff_f000, 0x10, 0x2000, 0x1000), 0x1000), out);
         assert_eq!(one(2, 0x40_0000, (PT_LOAD, R | X, 0, 0x40_0000, 0, u64::MAX, 0x1000), 0x1000), out);
         assert_eq!(ExecError::OutsideUser { index: 0 }.errno(), EINVAL);
         // W^X
-        assert_eq!(one(2, 0x40_0000, (PT_LOAD, R | W | X, 0, 0x40_0000, 0x10, 0x10, 0x1000), 0x1000), Err(ExecError::WritableAndExecutable { index: 0 }));
+        assert_eq!(
+            one(2, 0x40_0000, (PT_LOAD, R | W | X, 0, 0x40_0000, 0x10, 0x10, 0x1000), 0x1000),
+            Err(ExecError::WritableAndExecutable { index: 0 })
+        );
         let f = build(2, 0x40_0000, &[(PT_LOAD, R | W | X, 0, 0x40_0000, 0x10, 0x10, 0x1000)], 0x1000);
         assert!(plan(&f, &Limits { allow_wx: true, ..Limits::default() }).is_ok());
         // the entry point must be in an executable segment
-        assert_eq!(one(2, 0x40_0100, (PT_LOAD, R, 0, 0x40_0000, 0x1000, 0x1000, 0x1000), 0x1000), Err(ExecError::BadEntry));
+        assert_eq!(
+            one(2, 0x40_0100, (PT_LOAD, R, 0, 0x40_0000, 0x1000, 0x1000, 0x1000), 0x1000),
+            Err(ExecError::BadEntry)
+        );
         assert_eq!(one(2, 0x40_1000, ok, 0x1000), Err(ExecError::BadEntry));
         // memsz 0 segments occupy nothing
         let f = build(2, 0x40_0000, &[ok, (PT_LOAD, R, 0, 0x40_0000, 0, 0, 0x1000)], 0x1000);

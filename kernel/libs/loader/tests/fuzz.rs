@@ -221,6 +221,11 @@ fn prepare_finds_plans_and_stacks() {
 #[test]
 fn writable_executable_typical_segments() {
     // The three kinds of segment a real program has, with the flags it gets.
-    let f = build(2, 0x40_0000, &[(PT_LOAD, R | X, 0, 0x40_0000, 0x10, 0x10, 0x1000), (PT_LOAD, R | W, 0x1000, 0x40_1000, 0x10, 0x10, 0x1000)], 0x2000);
+    let f = build(
+        2,
+        0x40_0000,
+        &[(PT_LOAD, R | X, 0, 0x40_0000, 0x10, 0x10, 0x1000), (PT_LOAD, R | W, 0x1000, 0x40_1000, 0x10, 0x10, 0x1000)],
+        0x2000,
+    );
     assert!(plan(&f, &Limits::default()).is_ok());
 }

@@ -44,8 +44,8 @@
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
-use tally_taskstats::page_ticks_to_mb_us;
 use tally_clock::TscClock;
+use tally_taskstats::page_ticks_to_mb_us;
 
 /// The memory accounting of one process (the kernel keeps one inside each memory map).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -67,12 +67,33 @@ fn units_are_kib_and_mb_us() {
 
 #[test]
 fn adding_usages_sums_sizes_and_integrals_and_keeps_the_larger_peak() {
-    let mut x = MemUsage { rss_pages: 1, vm_pages: 2, hiwater_rss_pages: 10, hiwater_vm_pages: 3, rss_page_ticks: 5, vm_page_ticks: 6 };
-    let y = MemUsage { rss_pages: 4, vm_pages: 5, hiwater_rss_pages: 7, hiwater_vm_pages: 30, rss_page_ticks: 50, vm_page_ticks: 60 };
+    let mut x = MemUsage {
+        rss_pages: 1,
+        vm_pages: 2,
+        hiwater_rss_pages: 10,
+        hiwater_vm_pages: 3,
+        rss_page_ticks: 5,
+        vm_page_ticks: 6,
+    };
+    let y = MemUsage {
+        rss_pages: 4,
+        vm_pages: 5,
+        hiwater_rss_pages: 7,
+        hiwater_vm_pages: 30,
+        rss_page_ticks: 50,
+        vm_page_ticks: 60,
+    };
     x.add(&y);
     assert_eq!(
         x,
-        MemUsage { rss_pages: 5, vm_pages: 7, hiwater_rss_pages: 10, hiwater_vm_pages: 30, rss_page_ticks: 55, vm_page_ticks: 66 }
+        MemUsage {
+            rss_pages: 5,
+            vm_pages: 7,
+            hiwater_rss_pages: 10,
+            hiwater_vm_pages: 30,
+            rss_page_ticks: 55,
+            vm_page_ticks: 66
+        }
     );
 }
 
@@ -112,8 +133,7 @@ impl Model {
         let until = cpu.max(self.seen);
         let (mut r, mut v) = (0u128, 0u128);
         for tick in 0..until {
-            let (rss, vm) =
-                self.changes.iter().rev().find(|c| c.0 <= tick).map_or((0, 0), |c| (c.1, c.2));
+            let (rss, vm) = self.changes.iter().rev().find(|c| c.0 <= tick).map_or((0, 0), |c| (c.1, c.2));
             r += rss as u128;
             v += vm as u128;
         }

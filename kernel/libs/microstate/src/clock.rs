@@ -354,10 +354,7 @@ mod tests_compiled_out {
         assert_eq!(c.snapshot(300), [0; NR_MICROSTATES]);
         assert_eq!(c.created(), 0);
         assert_eq!(c.delays(300), crate::DelayStats::ZERO);
-        assert_eq!(
-            c.delays_as_if_switched(300, MicroState::Interrupted, 400),
-            crate::DelayStats::ZERO
-        );
+        assert_eq!(c.delays_as_if_switched(300, MicroState::Interrupted, 400), crate::DelayStats::ZERO);
         assert_eq!(core::mem::size_of::<MsaClock>(), 0);
     }
 }

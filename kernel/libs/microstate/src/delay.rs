@@ -103,13 +103,7 @@ pub struct DelayEpisodes {
 
 #[cfg_attr(not(feature = "accounting"), allow(dead_code))]
 impl DelayEpisodes {
-    pub const ZERO: DelayEpisodes = DelayEpisodes {
-        count: 0,
-        total: 0,
-        max: 0,
-        min: 0,
-        max_seen: 0,
-    };
+    pub const ZERO: DelayEpisodes = DelayEpisodes { count: 0, total: 0, max: 0, min: 0, max_seen: 0 };
 
     /// An episode begins (counted now, so an open episode is already in `count`).
     #[inline]
@@ -161,11 +155,8 @@ pub struct DelayStats {
 }
 
 impl DelayStats {
-    pub const ZERO: DelayStats = DelayStats {
-        cpu: DelayEpisodes::ZERO,
-        blkio: DelayEpisodes::ZERO,
-        irq: DelayEpisodes::ZERO,
-    };
+    pub const ZERO: DelayStats =
+        DelayStats { cpu: DelayEpisodes::ZERO, blkio: DelayEpisodes::ZERO, irq: DelayEpisodes::ZERO };
 
     /// The episodes of one class.
     pub fn get(&self, class: DelayClass) -> &DelayEpisodes {
@@ -186,11 +177,7 @@ impl DelayStats {
     /// From the clock's per-class array (indexed by `DelayClass as usize`).
     #[cfg_attr(not(feature = "accounting"), allow(dead_code))]
     pub(crate) const fn from_classes(c: [DelayEpisodes; NR_DELAY_CLASSES]) -> DelayStats {
-        DelayStats {
-            cpu: c[0],
-            blkio: c[1],
-            irq: c[2],
-        }
+        DelayStats { cpu: c[0], blkio: c[1], irq: c[2] }
     }
 }
 
@@ -204,15 +191,9 @@ mod tests {
         use MicroState::*;
         assert_eq!(DelayClass::of(OnActiveQueue), Some(DelayClass::Cpu));
         assert_eq!(DelayClass::of(OnExpiredQueue), Some(DelayClass::Cpu));
-        assert_eq!(
-            DelayClass::of(UninterruptibleSleep),
-            Some(DelayClass::Blkio)
-        );
+        assert_eq!(DelayClass::of(UninterruptibleSleep), Some(DelayClass::Blkio));
         assert_eq!(DelayClass::of(Interrupted), Some(DelayClass::Irq));
-        let delays = MicroState::ALL
-            .iter()
-            .filter(|s| DelayClass::of(**s).is_some())
-            .count();
+        let delays = MicroState::ALL.iter().filter(|s| DelayClass::of(**s).is_some()).count();
         assert_eq!(delays, 4, "every other state is no delay");
     }
 
@@ -221,50 +202,32 @@ mod tests {
         let mut e = DelayEpisodes::ZERO;
         e.open();
         e.close(0, 10);
-        assert_eq!(
-            (e.count, e.total, e.max, e.min, e.max_seen),
-            (1, 0, 0, 0, 0)
-        );
+        assert_eq!((e.count, e.total, e.max, e.min, e.max_seen), (1, 0, 0, 0, 0));
         e.open();
         e.close(5, 20);
         e.open();
         e.close(3, 30);
         e.open();
         e.close(5, 40);
-        assert_eq!(
-            (e.count, e.total, e.max, e.min, e.max_seen),
-            (4, 13, 5, 3, 20),
-            "first max kept"
-        );
+        assert_eq!((e.count, e.total, e.max, e.min, e.max_seen), (4, 13, 5, 3, 20), "first max kept");
     }
 
     fn episodes() -> impl Strategy<Value = DelayEpisodes> {
         let small = prop_oneof![Just(0u64), 0u64..4, any::<u64>()];
-        (
-            small.clone(),
-            small.clone(),
-            small.clone(),
-            small.clone(),
-            small,
+        (small.clone(), small.clone(), small.clone(), small.clone(), small).prop_map(
+            // A maximum of 0 was never seen (the invariant `close` keeps).
+            |(count, total, max, min, seen)| DelayEpisodes {
+                count,
+                total,
+                max,
+                min,
+                max_seen: if max == 0 { 0 } else { seen },
+            },
         )
-            .prop_map(
-                // A maximum of 0 was never seen (the invariant `close` keeps).
-                |(count, total, max, min, seen)| DelayEpisodes {
-                    count,
-                    total,
-                    max,
-                    min,
-                    max_seen: if max == 0 { 0 } else { seen },
-                },
-            )
     }
 
     fn stats() -> impl Strategy<Value = DelayStats> {
-        (episodes(), episodes(), episodes()).prop_map(|(cpu, blkio, irq)| DelayStats {
-            cpu,
-            blkio,
-            irq,
-        })
+        (episodes(), episodes(), episodes()).prop_map(|(cpu, blkio, irq)| DelayStats { cpu, blkio, irq })
     }
 
     fn sum(a: &DelayStats, b: &DelayStats) -> DelayStats {
@@ -325,11 +288,7 @@ mod clock_props {
 
     impl Model {
         fn new(now: u64, state: MicroState) -> Self {
-            let mut m = Model {
-                mark: now,
-                class: None,
-                episodes: Default::default(),
-            };
+            let mut m = Model { mark: now, class: None, episodes: Default::default() };
             m.enter(DelayClass::of(state));
             m
         }
@@ -354,10 +313,7 @@ mod clock_props {
         /// What `delays()` must report for the episodes so far.
         fn expect(&self, c: DelayClass) -> DelayEpisodes {
             let eps = &self.episodes[c as usize];
-            let mut e = DelayEpisodes {
-                count: eps.len() as u64,
-                ..DelayEpisodes::ZERO
-            };
+            let mut e = DelayEpisodes { count: eps.len() as u64, ..DelayEpisodes::ZERO };
             for &(len, end) in eps {
                 e.total += len;
                 if len > e.max {
@@ -365,12 +321,7 @@ mod clock_props {
                     e.max_seen = end;
                 }
             }
-            e.min = eps
-                .iter()
-                .map(|e| e.0)
-                .filter(|&l| l > 0)
-                .min()
-                .unwrap_or(0);
+            e.min = eps.iter().map(|e| e.0).filter(|&l| l > 0).min().unwrap_or(0);
             e
         }
     }
@@ -385,28 +336,18 @@ mod clock_props {
     fn check(c: &MsaClock, m: &Model, now: u64) -> Result<(), TestCaseError> {
         let s = c.snapshot(now);
         let d = c.delays(now);
-        prop_assert_eq!(
-            d.cpu.total,
-            s[OnActiveQueue.index()] + s[OnExpiredQueue.index()]
-        );
+        prop_assert_eq!(d.cpu.total, s[OnActiveQueue.index()] + s[OnExpiredQueue.index()]);
         prop_assert_eq!(d.blkio.total, s[UninterruptibleSleep.index()]);
         prop_assert_eq!(d.irq.total, s[Interrupted.index()]);
         // The model, read at `now` (an open episode as if it ended then).
-        let mut m2 = Model {
-            mark: m.mark,
-            class: m.class,
-            episodes: m.episodes.clone(),
-        };
+        let mut m2 = Model { mark: m.mark, class: m.class, episodes: m.episodes.clone() };
         m2.advance(now);
         for k in CLASSES {
             let (got, want) = (d.get(k), m2.expect(k));
             prop_assert_eq!(*got, want, "{:?}", k);
             prop_assert!(got.max <= got.total);
             prop_assert!(got.min <= got.max);
-            prop_assert!(
-                got.max == 0 || got.min > 0,
-                "a positive max implies a positive min"
-            );
+            prop_assert!(got.max == 0 || got.min > 0, "a positive max implies a positive min");
             prop_assert!(got.max != 0 || got.max_seen == 0);
         }
         Ok(())
@@ -471,31 +412,13 @@ mod clock_props {
         c.switch(300, OnActiveQueue); // the flip, settled
         c.switch(400, OncpuSys);
         let d = c.delays(400);
-        assert_eq!(
-            (
-                d.cpu.count,
-                d.cpu.total,
-                d.cpu.max,
-                d.cpu.min,
-                d.cpu.max_seen
-            ),
-            (1, 300, 300, 300, 400)
-        );
+        assert_eq!((d.cpu.count, d.cpu.total, d.cpu.max, d.cpu.min, d.cpu.max_seen), (1, 300, 300, 300, 400));
     }
 
     #[test]
     fn a_new_task_waits_from_birth_and_open_episodes_are_read_up_to_now() {
         let mut c = MsaClock::new(50, OnActiveQueue);
-        assert_eq!(
-            c.delays(80).cpu,
-            DelayEpisodes {
-                count: 1,
-                total: 30,
-                max: 30,
-                min: 30,
-                max_seen: 80
-            }
-        );
+        assert_eq!(c.delays(80).cpu, DelayEpisodes { count: 1, total: 30, max: 30, min: 30, max_seen: 80 });
         c.switch(90, OncpuSys);
         c.switch(90, Interrupted); // an interrupt at once...
         c.switch(90, OncpuSys); // ...that took no tick: counted, not a minimum
@@ -503,35 +426,8 @@ mod clock_props {
         c.switch(100, OnActiveQueue); // time went backwards: the disk wait ends at 120
         c.switch(130, OncpuSys);
         let d = c.delays(130);
-        assert_eq!(
-            d.cpu,
-            DelayEpisodes {
-                count: 2,
-                total: 50,
-                max: 40,
-                min: 10,
-                max_seen: 90
-            }
-        );
-        assert_eq!(
-            d.irq,
-            DelayEpisodes {
-                count: 1,
-                total: 0,
-                max: 0,
-                min: 0,
-                max_seen: 0
-            }
-        );
-        assert_eq!(
-            d.blkio,
-            DelayEpisodes {
-                count: 1,
-                total: 0,
-                max: 0,
-                min: 0,
-                max_seen: 0
-            }
-        );
+        assert_eq!(d.cpu, DelayEpisodes { count: 2, total: 50, max: 40, min: 10, max_seen: 90 });
+        assert_eq!(d.irq, DelayEpisodes { count: 1, total: 0, max: 0, min: 0, max_seen: 0 });
+        assert_eq!(d.blkio, DelayEpisodes { count: 1, total: 0, max: 0, min: 0, max_seen: 0 });
     }
 }

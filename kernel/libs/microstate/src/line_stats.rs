@@ -62,14 +62,7 @@ impl Default for EventTimer {
 impl EventTimer {
     /// A timer that has seen no events.
     pub const fn new() -> Self {
-        EventTimer {
-            num_events: 0,
-            elapsed_time: 0,
-            min_time: u64::MAX,
-            max_time: 0,
-            start_time: 0,
-            stop_time: 0,
-        }
+        EventTimer { num_events: 0, elapsed_time: 0, min_time: u64::MAX, max_time: 0, start_time: 0, stop_time: 0 }
     }
 
     /// Record one event that ran from `start` to `stop` and is charged `duration` ticks.

@@ -19,7 +19,10 @@ enum Op {
     /// The current task changes the state it runs in (user/sys/trap).
     SetRunning(u8),
     /// Context switch to task `next`; the outgoing one goes to a non-running state.
-    Switch { next: u8, prev_to: u8 },
+    Switch {
+        next: u8,
+        prev_to: u8,
+    },
     IrqEnter(u8),
     IrqExit,
 }
@@ -63,8 +66,7 @@ impl Model {
     fn new() -> Self {
         let created: Vec<u64> = (0..TASKS as u64).map(|i| i * 7).collect();
         let now = *created.last().unwrap();
-        let mut clocks: Vec<MsaClock> =
-            created.iter().map(|&c| MsaClock::new(c, MicroState::OnActiveQueue)).collect();
+        let mut clocks: Vec<MsaClock> = created.iter().map(|&c| MsaClock::new(c, MicroState::OnActiveQueue)).collect();
         let mut expect = vec![[0u64; NR_MICROSTATES]; TASKS];
         for i in 0..TASKS {
             expect[i][MicroState::OnActiveQueue.index()] = now - created[i];
@@ -123,8 +125,7 @@ impl Model {
                 self.irq.context_switch(now, a, prev_to, b, MicroState::OncpuSys);
                 self.state[cur] = prev_to;
                 self.running = MicroState::OncpuSys;
-                self.state[next] =
-                    if self.irq.in_irq() { MicroState::Interrupted } else { MicroState::OncpuSys };
+                self.state[next] = if self.irq.in_irq() { MicroState::Interrupted } else { MicroState::OncpuSys };
                 self.current = next;
             }
             Op::IrqEnter(l) => {

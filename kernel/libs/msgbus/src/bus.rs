@@ -57,12 +57,12 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use tally_uapi::netlink::{GenlMsgHdr, NlMsgHdr};
 use tally_uapi::netlink::{
     AF_NETLINK, GENL_ADMIN_PERM, GENL_HDRLEN, GENL_ID_CTRL, GENL_MAX_ID, GENL_NAMSIZ, GENL_START_ALLOC,
     NETLINK_GENERIC, NLMSG_HDRLEN, NLMSG_MIN_TYPE, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST, SOCK_CLOEXEC, SOCK_DGRAM,
     SOCK_NONBLOCK, SOCK_RAW,
 };
-use tally_uapi::netlink::{GenlMsgHdr, NlMsgHdr};
 
 use crate::attr;
 use crate::ctrl::Controller;
@@ -586,11 +586,9 @@ impl<E: ?Sized> Bus<E> {
         let index = family_index(h.nlmsg_type).ok_or(ENOENT)?;
         let info = self.infos.get(index).and_then(Option::as_ref).ok_or(ENOENT)?;
         let hdrlen = GENL_HDRLEN.saturating_add(info.hdrsize as usize);
-        let (Some(genl), Some(user_hdr), Some(attrs)) = (
-            GenlMsgHdr::from_bytes(msg.payload),
-            msg.payload.get(GENL_HDRLEN..hdrlen),
-            msg.payload.get(hdrlen..),
-        ) else {
+        let (Some(genl), Some(user_hdr), Some(attrs)) =
+            (GenlMsgHdr::from_bytes(msg.payload), msg.payload.get(GENL_HDRLEN..hdrlen), msg.payload.get(hdrlen..))
+        else {
             return Err(self.malformed());
         };
         let op: GenlOp = *info.ops.iter().find(|o| o.cmd == genl.cmd).ok_or(EOPNOTSUPP)?;

@@ -24,9 +24,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use tally_uapi::netlink::{
-    CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME, CTRL_ATTR_HDRSIZE, CTRL_ATTR_MAXATTR, CTRL_ATTR_OPS, CTRL_ATTR_OP_FLAGS,
-    CTRL_ATTR_OP_ID, CTRL_ATTR_VERSION, CTRL_CMD_GETFAMILY, CTRL_CMD_NEWFAMILY, GENL_CTRL_NAME, GENL_CTRL_VERSION,
-    GENL_ID_CTRL, GENL_NAMSIZ, NLM_F_REQUEST,
+    CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME, CTRL_ATTR_HDRSIZE, CTRL_ATTR_MAXATTR, CTRL_ATTR_OPS,
+    CTRL_ATTR_OP_FLAGS, CTRL_ATTR_OP_ID, CTRL_ATTR_VERSION, CTRL_CMD_GETFAMILY, CTRL_CMD_NEWFAMILY, GENL_CTRL_NAME,
+    GENL_CTRL_VERSION, GENL_ID_CTRL, GENL_NAMSIZ, NLM_F_REQUEST,
 };
 
 use crate::error::{EINVAL, ENOENT};
@@ -85,7 +85,10 @@ pub fn put_family(b: &mut MsgBuilder, f: &FamilyInfo) {
         b.nest_start(CTRL_ATTR_OPS);
         for (i, op) in f.ops.iter().enumerate() {
             let n = u16::try_from(i + 1).unwrap_or(u16::MAX);
-            b.nest_start(n).put_u32(CTRL_ATTR_OP_ID, u32::from(op.cmd)).put_u32(CTRL_ATTR_OP_FLAGS, op.flags).nest_end();
+            b.nest_start(n)
+                .put_u32(CTRL_ATTR_OP_ID, u32::from(op.cmd))
+                .put_u32(CTRL_ATTR_OP_FLAGS, op.flags)
+                .nest_end();
         }
         b.nest_end();
     }

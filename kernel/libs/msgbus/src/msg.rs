@@ -90,7 +90,16 @@ impl MsgBuilder {
     /// [`genl_with_capacity`](Self::genl_with_capacity), written into `buf` (see
     /// [`new_in`](Self::new_in)).
     #[allow(clippy::too_many_arguments)]
-    pub fn genl_in(buf: Vec<u8>, ty: u16, flags: u16, seq: u32, pid: u32, cmd: u8, version: u8, capacity: usize) -> Self {
+    pub fn genl_in(
+        buf: Vec<u8>,
+        ty: u16,
+        flags: u16,
+        seq: u32,
+        pid: u32,
+        cmd: u8,
+        version: u8,
+        capacity: usize,
+    ) -> Self {
         let mut b = Self::new_in(buf, ty, flags, seq, pid, capacity);
         b.buf.extend_from_slice(&GenlMsgHdr { cmd, version, reserved: 0 }.to_bytes());
         b

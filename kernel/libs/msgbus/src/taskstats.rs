@@ -42,10 +42,10 @@ use tally_uapi::msa::NR_MICROSTATES;
 use tally_uapi::netlink::NlMsgHdr;
 use tally_uapi::netlink::{GENL_ADMIN_PERM, GENL_HDRLEN, NLA_HDRLEN, NLMSG_HDRLEN, NLM_F_REQUEST};
 use tally_uapi::taskstats::{
-    TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, TASKSTATS_CMD_ATTR_PID, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
+    Taskstats, TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, TASKSTATS_CMD_ATTR_PID, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
     TASKSTATS_CMD_ATTR_TGID, TASKSTATS_CMD_GET, TASKSTATS_CMD_NEW, TASKSTATS_CPUMASK_MAXLEN, TASKSTATS_GENL_NAME,
-    TASKSTATS_GENL_VERSION, TASKSTATS_TYPE_AGGR_PID, TASKSTATS_TYPE_AGGR_TGID, TASKSTATS_TYPE_MSA,
-    TASKSTATS_TYPE_PID, TASKSTATS_TYPE_STATS, TASKSTATS_TYPE_TGID, Taskstats,
+    TASKSTATS_GENL_VERSION, TASKSTATS_TYPE_AGGR_PID, TASKSTATS_TYPE_AGGR_TGID, TASKSTATS_TYPE_MSA, TASKSTATS_TYPE_PID,
+    TASKSTATS_TYPE_STATS, TASKSTATS_TYPE_TGID,
 };
 
 use crate::attr::Attr;
@@ -245,7 +245,15 @@ pub fn exit_message<R: WriteRecord + ?Sized>(
     tgid: Option<(u32, &R)>,
 ) -> Result<Vec<u8>, i32> {
     let aggrs = if tgid.is_some() { 2 } else { 1 };
-    let mut b = MsgBuilder::genl_with_capacity(family, 0, seq, 0, TASKSTATS_CMD_NEW, TASKSTATS_GENL_VERSION, new_message_len(aggrs));
+    let mut b = MsgBuilder::genl_with_capacity(
+        family,
+        0,
+        seq,
+        0,
+        TASKSTATS_CMD_NEW,
+        TASKSTATS_GENL_VERSION,
+        new_message_len(aggrs),
+    );
     put_aggr(&mut b, AggrKind::Pid, pid, |out| {
         pid_rec.write_record(out);
         Ok(())
@@ -272,7 +280,8 @@ pub enum Command<'a> {
 /// A `TASKSTATS_CMD_GET` request to family id `family` (from the controller), with
 /// `NLM_F_REQUEST` plus `extra_flags` (e.g. `NLM_F_ACK`).
 pub fn request(family: u16, seq: u32, extra_flags: u16, cmd: Command<'_>) -> Result<Vec<u8>, i32> {
-    let mut b = MsgBuilder::genl(family, NLM_F_REQUEST | extra_flags, seq, 0, TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION);
+    let mut b =
+        MsgBuilder::genl(family, NLM_F_REQUEST | extra_flags, seq, 0, TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION);
     match cmd {
         Command::Pid(p) => b.put_u32(TASKSTATS_CMD_ATTR_PID, p),
         Command::Tgid(t) => b.put_u32(TASKSTATS_CMD_ATTR_TGID, t),

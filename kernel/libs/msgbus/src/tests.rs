@@ -32,7 +32,10 @@ impl TaskstatsSource for Env {
 }
 
 fn rec(tag: u8, msa: bool) -> StatsRecord {
-    StatsRecord { stats: vec![tag; 24], msa_ns: msa.then(|| (0..13u64).flat_map(|i| (i * 1000).to_le_bytes()).collect()) }
+    StatsRecord {
+        stats: vec![tag; 24],
+        msa_ns: msa.then(|| (0..13u64).flat_map(|i| (i * 1000).to_le_bytes()).collect()),
+    }
 }
 
 fn env() -> Env {
@@ -214,10 +217,10 @@ fn malformed_attributes_are_einval() {
     let (mut bus, s) = setup();
     let nested = NLA_F_NESTED | 7;
     let cases: Vec<Vec<u8>> = vec![
-        vec![3, 0, 1, 0],                         // nla_len < 4
-        vec![12, 0, 1, 0, 42, 0, 0, 0],           // past the message
-        vec![8, 0, 1, 0, 42, 0, 0, 0, 1, 0],      // 2 bytes left over
-        vec![8, 0, 1, 0, 42, 0, 0, 0, 9, 0, 1],   // a cut header
+        vec![3, 0, 1, 0],                       // nla_len < 4
+        vec![12, 0, 1, 0, 42, 0, 0, 0],         // past the message
+        vec![8, 0, 1, 0, 42, 0, 0, 0, 1, 0],    // 2 bytes left over
+        vec![8, 0, 1, 0, 42, 0, 0, 0, 9, 0, 1], // a cut header
         // A flagged nest whose child runs past the parent (but not past the message).
         [&[12, 0][..], &nested.to_le_bytes(), &[12, 0, 1, 0, 0, 0, 0, 0], &[0; 8]].concat(),
     ];
@@ -406,8 +409,28 @@ fn register_and_deregister_cpumasks() {
 fn bad_cpumasks_are_rejected() {
     let (mut bus, s) = setup(); // 4 CPUs
     let bad = [
-        "", "\0", ",", " ", "4", "0-4", "3-1", "1-", "-1", "1--2", "1 - 2", "a", "1,a", "0x1", "1.5", "all", "N",
-        "0-3:1/2", "99999999999999999999999", "1;2", "+1", "1-2-3",
+        "",
+        "\0",
+        ",",
+        " ",
+        "4",
+        "0-4",
+        "3-1",
+        "1-",
+        "-1",
+        "1--2",
+        "1 - 2",
+        "a",
+        "1,a",
+        "0x1",
+        "1.5",
+        "all",
+        "N",
+        "0-3:1/2",
+        "99999999999999999999999",
+        "1;2",
+        "+1",
+        "1-2-3",
     ];
     for mask in bad {
         for cmd in [Command::RegisterCpumask(mask), Command::DeregisterCpumask(mask)] {
@@ -709,10 +732,7 @@ mod in_place {
     use proptest::prelude::*;
 
     fn record() -> impl Strategy<Value = StatsRecord> {
-        (
-            prop::collection::vec(any::<u8>(), 0..800),
-            prop::option::of(prop::collection::vec(any::<u8>(), 0..120)),
-        )
+        (prop::collection::vec(any::<u8>(), 0..800), prop::option::of(prop::collection::vec(any::<u8>(), 0..120)))
             .prop_map(|(stats, msa_ns)| StatsRecord { stats, msa_ns })
     }
 
@@ -830,10 +850,22 @@ fn recv_copy_takes_what_recv_would() {
     bus.send(s, &get, ROOT, &mut e).unwrap();
     bus.send(s, &ts_req(6, 0, Command::Pid(7)), ROOT, &mut e).unwrap(); // ESRCH error reply
     let mut seen = Vec::new();
-    assert_eq!(bus.recv_copy(s, |d| { seen = d.to_vec(); false }), Ok(None));
+    assert_eq!(
+        bus.recv_copy(s, |d| {
+            seen = d.to_vec();
+            false
+        }),
+        Ok(None)
+    );
     assert_eq!(bus.socket_stats(s).unwrap().queued, 2, "declined: nothing dequeued");
     let mut got = Vec::new();
-    assert_eq!(bus.recv_copy(s, |d| { got = d.to_vec(); true }), Ok(Some(got.len())));
+    assert_eq!(
+        bus.recv_copy(s, |d| {
+            got = d.to_vec();
+            true
+        }),
+        Ok(Some(got.len()))
+    );
     assert_eq!(got, seen);
     assert_eq!(first_message(&got).unwrap().header.nlmsg_seq, 5);
     let rest = drain(&mut bus, s);

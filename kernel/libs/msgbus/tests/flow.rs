@@ -19,9 +19,15 @@ const ROOT: Sender = Sender { pid: 1, tgid: 1, uid: 0 };
 
 #[derive(Clone, Debug)]
 enum Op {
-    Exit { cpu: u32, size: usize, group: bool },
+    Exit {
+        cpu: u32,
+        size: usize,
+        group: bool,
+    },
     /// An exit whose message could not be built: a counted drop at each listener.
-    Lost { cpu: u32 },
+    Lost {
+        cpu: u32,
+    },
     Recv(usize),
     SetRcvbuf(usize, u32),
     Request(usize, u32, bool),

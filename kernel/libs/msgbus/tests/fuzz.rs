@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use tally_msgbus::msg::MsgBuilder;
 use tally_msgbus::taskstats::{request, Command};
-use tally_msgbus::{ctrl, cpumask, parse_taskstats_message, Bus, Sender, SockId, TaskstatsFamily};
+use tally_msgbus::{cpumask, ctrl, parse_taskstats_message, Bus, Sender, SockId, TaskstatsFamily};
 use tally_uapi::errno::EINVAL;
 use tally_uapi::netlink::*;
 use tally_uapi::taskstats::*;
@@ -90,7 +90,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<Index>(), 1..=255u8).prop_map(|(i, x)| Mutation::Flip(i, x)),
         // Lengths are where parsers go wrong: favour small and boundary values.
         (any::<Index>(), prop_oneof![0..64u16, Just(u16::MAX), any::<u16>()]).prop_map(|(i, v)| Mutation::SetU16(i, v)),
-        (any::<Index>(), prop_oneof![0..128u32, Just(u32::MAX), any::<u32>()]).prop_map(|(i, v)| Mutation::SetU32(i, v)),
+        (any::<Index>(), prop_oneof![0..128u32, Just(u32::MAX), any::<u32>()])
+            .prop_map(|(i, v)| Mutation::SetU32(i, v)),
         (any::<Index>(), proptest::collection::vec(any::<u8>(), 1..12)).prop_map(|(i, b)| Mutation::Insert(i, b)),
         (any::<Index>(), 1..8usize).prop_map(|(i, n)| Mutation::Remove(i, n)),
         Just(Mutation::Duplicate),

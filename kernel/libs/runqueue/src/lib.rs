@@ -70,7 +70,7 @@ pub use prio::{Policy, MAX_PRIO, MAX_RT_PRIO};
 pub use prio_array::{ArrayId, PrioArray};
 pub use runqueue::RunQueue;
 pub use schedule::{PrevAction, Switch};
-pub use task::{BlockReason, SchedEntity, SchedError, SleepKind, SleepType, TaskSlot, TaskState, TaskStore};
 pub use tally_microstate::{
     IntrKind, IrqAccounting, MicroState, MsaClock, MsaTimes, ACCOUNTING_ENABLED, NR_MICROSTATES,
 };
+pub use task::{BlockReason, SchedEntity, SchedError, SleepKind, SleepType, TaskSlot, TaskState, TaskStore};

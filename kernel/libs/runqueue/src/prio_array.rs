@@ -108,8 +108,7 @@ impl PrioArray {
     pub(crate) fn enqueue<S: TaskStore + ?Sized>(&mut self, store: &mut S, key: TaskSlot, level: i32) {
         let level = level.clamp(0, MAX_PRIO - 1) as usize;
         let old_tail = self.tail[level];
-        store.entity(key).link =
-            QueueLink { array: Some(self.id), level: level as u8, prev: old_tail, next: None };
+        store.entity(key).link = QueueLink { array: Some(self.id), level: level as u8, prev: old_tail, next: None };
         match old_tail {
             Some(t) => store.entity(t).link.next = Some(key),
             None => self.head[level] = Some(key),

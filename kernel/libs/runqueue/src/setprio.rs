@@ -71,11 +71,7 @@ impl RunQueue {
         if policy == Policy::Batch {
             se.sleep_avg = 0;
         }
-        se.prio = if policy.is_realtime() {
-            rt_prio_to_prio(rt_priority)
-        } else {
-            effective_prio(&config, se)
-        };
+        se.prio = if policy.is_realtime() { rt_prio_to_prio(rt_priority) } else { effective_prio(&config, se) };
         let new_prio = se.prio;
         if queued {
             self.activate(store, key);

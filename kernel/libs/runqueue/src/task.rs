@@ -152,11 +152,7 @@ impl SchedError {
 /// Check a `sched_setscheduler` request as Linux does: RT policies take an RT priority in
 /// 1..=99, the others take 0.
 pub(crate) fn check_policy(policy: Policy, rt_priority: u32) -> Result<(), SchedError> {
-    let ok = if policy.is_realtime() {
-        (1..MAX_USER_RT_PRIO as u32).contains(&rt_priority)
-    } else {
-        rt_priority == 0
-    };
+    let ok = if policy.is_realtime() { (1..MAX_USER_RT_PRIO as u32).contains(&rt_priority) } else { rt_priority == 0 };
     if ok {
         Ok(())
     } else {

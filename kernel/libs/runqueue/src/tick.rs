@@ -20,10 +20,10 @@
 //! expired array only decides which queue state it gets when it is switched out.
 
 use crate::interactivity::{effective_prio, is_interactive, timeslice_granularity};
+use crate::prio::Policy;
 use crate::runqueue::RunQueue;
 use crate::task::TaskStore;
 use crate::timeslice::static_prio_timeslice;
-use crate::prio::Policy;
 
 impl RunQueue {
     /// One timer tick at TSC `now`, charged to the current task (see the module

@@ -1,7 +1,7 @@
 //! The numbers of Linux 2.6: timeslices, priorities, interactivity thresholds.
 
 use tally_runqueue::config::SchedConfig;
-use tally_runqueue::interactivity::{delta, effective_prio, is_interactive, interactive_sleep, MAX_BONUS};
+use tally_runqueue::interactivity::{delta, effective_prio, interactive_sleep, is_interactive, MAX_BONUS};
 use tally_runqueue::prio::{nice_to_prio, prio_to_nice, rt_prio_to_prio, Policy, MAX_PRIO, MAX_RT_PRIO};
 use tally_runqueue::timeslice::static_prio_timeslice;
 use tally_runqueue::{SchedEntity, SchedError};
@@ -90,7 +90,7 @@ fn effective_prio_spans_plus_minus_five_and_clamps() {
     use tally_runqueue::interactivity::recalc_task_prio;
     let c = SchedConfig::new(1000, 1_000_000);
     let ms = 1_000u64; // TSC ticks per millisecond here
-    // A kernel thread sleeping `sleep_ms` from a zero sleep average (timestamp 0).
+                       // A kernel thread sleeping `sleep_ms` from a zero sleep average (timestamp 0).
     let after_sleep = |nice: i32, sleep_ms: u64| {
         let mut se = SchedEntity::new(nice);
         let prio = recalc_task_prio(&c, &mut se, sleep_ms * ms);

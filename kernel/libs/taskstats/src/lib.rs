@@ -55,8 +55,8 @@
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
-use tally_microstate::{DelayEpisodes, DelayStats, MicroState, MsaTimes};
 use tally_clock::TscClock;
+use tally_microstate::{DelayEpisodes, DelayStats, MicroState, MsaTimes};
 pub use tally_uapi::taskstats::{KernelTimespec, Taskstats, TASKSTATS_VERSION};
 use tally_uapi::taskstats::{AGROUP, TS_COMM_LEN};
 
@@ -99,7 +99,20 @@ impl Counters {
     /// wrapping like every accounting sum. The pattern names every field, so a counter
     /// added later cannot be left out of the sums unnoticed (an unused binding warns).
     pub fn add(&mut self, o: &Counters) {
-        let Counters { minflt, majflt, read_char, write_char, read_syscalls, write_syscalls, syscalls, inblock, oublock, nvcsw, nivcsw, signals } = self;
+        let Counters {
+            minflt,
+            majflt,
+            read_char,
+            write_char,
+            read_syscalls,
+            write_syscalls,
+            syscalls,
+            inblock,
+            oublock,
+            nvcsw,
+            nivcsw,
+            signals,
+        } = self;
         for (a, b) in [
             (minflt, o.minflt),
             (majflt, o.majflt),
@@ -202,18 +215,8 @@ pub fn fill(a: &TaskAccounting, clock: &TscClock, boot_unix_ns: u64) -> Taskstat
         if e.count == 0 && total_ticks == 0 && e.max == 0 && e.min == 0 {
             return (0, 0, 0, 0, KernelTimespec::ZERO);
         }
-        let ts = if e.max == 0 {
-            KernelTimespec::ZERO
-        } else {
-            KernelTimespec::from_unix_ns(wall_ns(e.max_seen))
-        };
-        (
-            e.count,
-            clock.ticks_to_ns(total_ticks),
-            clock.ticks_to_ns(e.max),
-            clock.ticks_to_ns(e.min),
-            ts,
-        )
+        let ts = if e.max == 0 { KernelTimespec::ZERO } else { KernelTimespec::from_unix_ns(wall_ns(e.max_seen)) };
+        (e.count, clock.ticks_to_ns(total_ticks), clock.ticks_to_ns(e.max), clock.ticks_to_ns(e.min), ts)
     };
     let cpu = delay(&a.delays.cpu, run_queue);
     let blkio = delay(&a.delays.blkio, a.delays.blkio.total);
@@ -291,9 +294,9 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use tally_microstate::MsaClock;
+    use tally_microstate::NR_MICROSTATES;
     use tally_uapi::taskstats::{AFORK, ASU, TASKSTATS_V13_SIZE};
     use MicroState::*;
-    use tally_microstate::NR_MICROSTATES;
 
     /// Each microstate clock in nanoseconds: the plain form `write_msa_ns` is tested against.
     fn msa_ns(msa_ticks: &MsaTimes, clock: &TscClock) -> [u64; NR_MICROSTATES] {
@@ -340,10 +343,7 @@ mod tests {
 
     #[test]
     fn group_records_carry_agroup() {
-        let mut a = TaskAccounting {
-            flags: AFORK | ASU,
-            ..Default::default()
-        };
+        let mut a = TaskAccounting { flags: AFORK | ASU, ..Default::default() };
         assert_eq!(fill(&a, &GHZ, BOOT).ac_flag, AFORK | ASU);
         a.group = true;
         assert_eq!(fill(&a, &GHZ, BOOT).ac_flag, AFORK | ASU | AGROUP);
@@ -363,10 +363,7 @@ mod tests {
             ..Default::default()
         };
         let t = fill(&a, &GHZ, BOOT);
-        assert_eq!(
-            (t.ac_pid, t.ac_tgid, t.ac_ppid, t.ac_uid, t.ac_gid),
-            (7, 5, 1, 1000, 100)
-        );
+        assert_eq!((t.ac_pid, t.ac_tgid, t.ac_ppid, t.ac_uid, t.ac_gid), (7, 5, 1, 1000, 100));
         assert_eq!(t.ac_nice, 251, "Linux stores task_nice() in a u8");
         assert_eq!(t.ac_sched, 1);
         assert_eq!(t.ac_exitcode, 0x300);
@@ -396,60 +393,25 @@ mod tests {
         let mut comm = [0u8; TASK_COMM_LEN];
         comm[..2].copy_from_slice(b"sh");
         comm[3..9].copy_from_slice(b"stale!"); // left over from a longer name
-        let t = fill(
-            &TaskAccounting {
-                comm,
-                ..Default::default()
-            },
-            &GHZ,
-            BOOT,
-        );
+        let t = fill(&TaskAccounting { comm, ..Default::default() }, &GHZ, BOOT);
         assert_eq!(t.comm_str(), "sh");
-        assert_eq!(
-            t.ac_comm[2..],
-            [0u8; TS_COMM_LEN - 2],
-            "nothing after the NUL leaks"
-        );
-        let full = fill(
-            &TaskAccounting {
-                comm: *b"0123456789abcdef",
-                ..Default::default()
-            },
-            &GHZ,
-            BOOT,
-        );
-        assert_eq!(
-            full.comm_str(),
-            "0123456789abcdef",
-            "16 bytes without a NUL: all kept"
-        );
-        assert_eq!(
-            full.ac_comm[16..],
-            [0u8; 16],
-            "and still NUL-terminated in the 32"
-        );
+        assert_eq!(t.ac_comm[2..], [0u8; TS_COMM_LEN - 2], "nothing after the NUL leaks");
+        let full = fill(&TaskAccounting { comm: *b"0123456789abcdef", ..Default::default() }, &GHZ, BOOT);
+        assert_eq!(full.comm_str(), "0123456789abcdef", "16 bytes without a NUL: all kept");
+        assert_eq!(full.ac_comm[16..], [0u8; 16], "and still NUL-terminated in the 32");
     }
 
     #[test]
     fn no_delay_means_zero_max_ts() {
         let mut a = TaskAccounting::default();
-        a.delays.irq = DelayEpisodes {
-            count: 2,
-            total: 0,
-            max: 0,
-            min: 0,
-            max_seen: 0,
-        }; // two empty episodes
+        a.delays.irq = DelayEpisodes { count: 2, total: 0, max: 0, min: 0, max_seen: 0 }; // two empty episodes
         let t = fill(&a, &GHZ, BOOT);
         for ts in [t.cpu_delay_max_ts, t.blkio_delay_max_ts, t.irq_delay_max_ts] {
             assert_eq!(ts, KernelTimespec::ZERO);
         }
         assert_eq!(t.irq_count, 2);
         // The kinds Tally does not have stay zero, ts included.
-        assert_eq!(
-            (t.swapin_count, t.freepages_delay_max, t.wpcopy_delay_min),
-            (0, 0, 0)
-        );
+        assert_eq!((t.swapin_count, t.freepages_delay_max, t.wpcopy_delay_min), (0, 0, 0));
         assert_eq!(t.thrashing_delay_max_ts, KernelTimespec::ZERO);
     }
 
@@ -460,49 +422,14 @@ mod tests {
             msa_ticks: times(&[(OnActiveQueue, 300), (OnExpiredQueue, 100)]),
             ..TaskAccounting::default()
         };
-        a.delays.cpu = DelayEpisodes {
-            count: 2,
-            total: 400,
-            max: 300,
-            min: 100,
-            max_seen: 1_000 + 3_000_000_001,
-        };
-        a.delays.blkio = DelayEpisodes {
-            count: 1,
-            total: 10_000,
-            max: 10_000,
-            min: 10_000,
-            max_seen: 1_000 + 20_000,
-        };
+        a.delays.cpu = DelayEpisodes { count: 2, total: 400, max: 300, min: 100, max_seen: 1_000 + 3_000_000_001 };
+        a.delays.blkio = DelayEpisodes { count: 1, total: 10_000, max: 10_000, min: 10_000, max_seen: 1_000 + 20_000 };
         let t = fill(&a, &clock, BOOT + 7);
-        assert_eq!(
-            (
-                t.cpu_count,
-                t.cpu_delay_total,
-                t.cpu_delay_max,
-                t.cpu_delay_min
-            ),
-            (2, 200, 150, 50)
-        );
+        assert_eq!((t.cpu_count, t.cpu_delay_total, t.cpu_delay_max, t.cpu_delay_min), (2, 200, 150, 50));
         // 3_000_000_001 ticks at 2 GHz = 1.5000000005 s → 1_500_000_000 ns after boot.
-        assert_eq!(
-            t.cpu_delay_max_ts,
-            KernelTimespec {
-                tv_sec: 1_700_000_001,
-                tv_nsec: 500_000_007
-            }
-        );
-        assert_eq!(
-            (t.blkio_count, t.blkio_delay_total, t.blkio_delay_max),
-            (1, 5_000, 5_000)
-        );
-        assert_eq!(
-            t.blkio_delay_max_ts,
-            KernelTimespec {
-                tv_sec: 1_700_000_000,
-                tv_nsec: 10_007
-            }
-        );
+        assert_eq!(t.cpu_delay_max_ts, KernelTimespec { tv_sec: 1_700_000_001, tv_nsec: 500_000_007 });
+        assert_eq!((t.blkio_count, t.blkio_delay_total, t.blkio_delay_max), (1, 5_000, 5_000));
+        assert_eq!(t.blkio_delay_max_ts, KernelTimespec { tv_sec: 1_700_000_000, tv_nsec: 10_007 });
     }
 
     #[test]
@@ -516,33 +443,62 @@ mod tests {
             hiwater_rss_kb: 400,
             hiwater_vm_kb: 1024,
         };
-        let t = fill(
-            &TaskAccounting {
-                memory,
-                ..Default::default()
-            },
-            &clock,
-            BOOT,
-        );
+        let t = fill(&TaskAccounting { memory, ..Default::default() }, &clock, BOOT);
         assert_eq!(t.coremem, 1171);
         assert_eq!(t.virtmem, 1_000_000, "1 MB (256 pages) for 1 s");
         assert_eq!((t.hiwater_rss, t.hiwater_vm), (400, 1024));
-        assert_eq!(
-            page_ticks_to_mb_us(u128::MAX, &clock),
-            u64::MAX,
-            "saturates"
-        );
+        assert_eq!(page_ticks_to_mb_us(u128::MAX, &clock), u64::MAX, "saturates");
     }
 
     /// Every field of `c`, in declaration order (the pattern fails to compile if one is missing).
     fn fields(c: &Counters) -> [u64; 12] {
-        let Counters { minflt, majflt, read_char, write_char, read_syscalls, write_syscalls, syscalls, inblock, oublock, nvcsw, nivcsw, signals } = *c;
-        [minflt, majflt, read_char, write_char, read_syscalls, write_syscalls, syscalls, inblock, oublock, nvcsw, nivcsw, signals]
+        let Counters {
+            minflt,
+            majflt,
+            read_char,
+            write_char,
+            read_syscalls,
+            write_syscalls,
+            syscalls,
+            inblock,
+            oublock,
+            nvcsw,
+            nivcsw,
+            signals,
+        } = *c;
+        [
+            minflt,
+            majflt,
+            read_char,
+            write_char,
+            read_syscalls,
+            write_syscalls,
+            syscalls,
+            inblock,
+            oublock,
+            nvcsw,
+            nivcsw,
+            signals,
+        ]
     }
 
     fn counters(v: [u64; 12]) -> Counters {
-        let [minflt, majflt, read_char, write_char, read_syscalls, write_syscalls, syscalls, inblock, oublock, nvcsw, nivcsw, signals] = v;
-        Counters { minflt, majflt, read_char, write_char, read_syscalls, write_syscalls, syscalls, inblock, oublock, nvcsw, nivcsw, signals }
+        let [minflt, majflt, read_char, write_char, read_syscalls, write_syscalls, syscalls, inblock, oublock, nvcsw, nivcsw, signals] =
+            v;
+        Counters {
+            minflt,
+            majflt,
+            read_char,
+            write_char,
+            read_syscalls,
+            write_syscalls,
+            syscalls,
+            inblock,
+            oublock,
+            nvcsw,
+            nivcsw,
+            signals,
+        }
     }
 
     fn sum(a: &Counters, b: &Counters) -> Counters {
@@ -596,43 +552,20 @@ mod tests {
             syscalls: 7,
             signals: 6,
         };
-        let t = fill(
-            &TaskAccounting {
-                counters,
-                ..Default::default()
-            },
-            &GHZ,
-            BOOT,
-        );
+        let t = fill(&TaskAccounting { counters, ..Default::default() }, &GHZ, BOOT);
         assert_eq!((t.read_bytes, t.write_bytes), (4096, 1536));
-        assert_eq!(
-            (t.read_char, t.write_char, t.read_syscalls, t.write_syscalls),
-            (11, 12, 2, 1)
-        );
+        assert_eq!((t.read_char, t.write_char, t.read_syscalls, t.write_syscalls), (11, 12, 2, 1));
         assert_eq!((t.ac_minflt, t.nvcsw, t.nivcsw), (9, 4, 5));
-        assert_eq!(
-            (t.cancelled_write_bytes, t.ac_exe_dev, t.ac_exe_inode),
-            (0, 0, 0)
-        );
+        assert_eq!((t.cancelled_write_bytes, t.ac_exe_dev, t.ac_exe_inode), (0, 0, 0));
     }
 
     #[test]
     fn a_filled_record_survives_the_wire() {
-        let a = TaskAccounting {
-            pid: 3,
-            comm: *b"init\0\0\0\0\0\0\0\0\0\0\0\0",
-            group: true,
-            ..Default::default()
-        };
+        let a = TaskAccounting { pid: 3, comm: *b"init\0\0\0\0\0\0\0\0\0\0\0\0", group: true, ..Default::default() };
         let t = fill(&a, &GHZ, BOOT);
         let b = t.to_bytes();
         assert_eq!(Taskstats::from_bytes(&b), Some(t));
-        assert_eq!(
-            Taskstats::from_bytes(&b[..TASKSTATS_V13_SIZE])
-                .unwrap()
-                .comm_str(),
-            "init"
-        );
+        assert_eq!(Taskstats::from_bytes(&b[..TASKSTATS_V13_SIZE]).unwrap().comm_str(), "init");
     }
 
     proptest! {

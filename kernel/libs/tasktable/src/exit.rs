@@ -51,11 +51,7 @@ pub struct ExitReport<T, A> {
 
 impl<T, A> ExitReport<T, A> {
     fn new() -> Self {
-        ExitReport {
-            killed: Vec::new(),
-            released: Vec::new(),
-            process: None,
-        }
+        ExitReport { killed: Vec::new(), released: Vec::new(), process: None }
     }
 }
 
@@ -145,11 +141,7 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         if key != leader {
             if let Some(t) = self.tasks.remove(key) {
                 self.pids.remove(pid);
-                report.released.push(Released {
-                    key,
-                    pid,
-                    payload: t.payload,
-                });
+                report.released.push(Released { key, pid, payload: t.payload });
             }
         }
         if process_dead {

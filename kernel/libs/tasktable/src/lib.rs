@@ -56,7 +56,7 @@ pub use pid::{PID_MAX_DEFAULT, RESERVED_PIDS};
 pub use slab::TaskKey;
 pub use status::{wcoredump, wexitstatus, wifexited, wifsignaled, wtermsig, ExitStatus, NSIG};
 pub use table::{CreateKind, TaskTable, IDLE_PID, INIT_PID};
-pub use task::{make_comm, AcctFlags, Task, ExitState, TASK_COMM_LEN};
+pub use task::{make_comm, AcctFlags, ExitState, Task, TASK_COMM_LEN};
 pub use tree::ProcessExit;
 pub use wait::{Reaped, WaitFor, WaitOutcome};
 

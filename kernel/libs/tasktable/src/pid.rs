@@ -41,23 +41,11 @@ impl Pids {
         if reserved < 1 || reserved >= pid_max {
             return Err(EINVAL);
         }
-        Ok(Pids {
-            map: BTreeMap::new(),
-            pid_max,
-            reserved,
-            last: 0,
-            in_range: 0,
-        })
+        Ok(Pids { map: BTreeMap::new(), pid_max, reserved, last: 0, in_range: 0 })
     }
 
     pub(crate) const fn with_defaults() -> Self {
-        Pids {
-            map: BTreeMap::new(),
-            pid_max: PID_MAX_DEFAULT,
-            reserved: RESERVED_PIDS,
-            last: 0,
-            in_range: 0,
-        }
+        Pids { map: BTreeMap::new(), pid_max: PID_MAX_DEFAULT, reserved: RESERVED_PIDS, last: 0, in_range: 0 }
     }
 
     pub(crate) fn get(&self, pid: i32) -> Option<TaskKey> {
@@ -70,11 +58,7 @@ impl Pids {
         let mut pid = self.last;
         // Every pid is visited at most once: `1..pid_max` is the longest possible tour.
         for _ in 1..self.pid_max {
-            pid = if pid + 1 >= self.pid_max {
-                self.reserved
-            } else {
-                pid + 1
-            };
+            pid = if pid + 1 >= self.pid_max { self.reserved } else { pid + 1 };
             if pid >= self.reserved && self.range_full() {
                 // The rest of the tour lies in `reserved..pid_max`, and all of it is in use.
                 return Err(EAGAIN);

@@ -37,10 +37,7 @@ impl TaskKey {
     }
 
     pub const fn from_bits(bits: u64) -> Self {
-        TaskKey {
-            index: bits as u32,
-            generation: (bits >> 32) as u32,
-        }
+        TaskKey { index: bits as u32, generation: (bits >> 32) as u32 }
     }
 }
 
@@ -59,11 +56,7 @@ pub(crate) struct Slab<E> {
 
 impl<E> Slab<E> {
     pub(crate) const fn new() -> Self {
-        Slab {
-            slots: Vec::new(),
-            free: Vec::new(),
-            len: 0,
-        }
+        Slab { slots: Vec::new(), free: Vec::new(), len: 0 }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -77,29 +70,18 @@ impl<E> Slab<E> {
             if let Some(slot) = self.slots.get_mut(index as usize) {
                 slot.entry = Some(entry);
                 self.len += 1;
-                return Ok(TaskKey {
-                    index,
-                    generation: slot.generation,
-                });
+                return Ok(TaskKey { index, generation: slot.generation });
             }
         }
         let Ok(index) = u32::try_from(self.slots.len()) else {
             return Err(entry);
         };
-        if self.slots.try_reserve(1).is_err()
-            || self.free.try_reserve(self.slots.len() + 1).is_err()
-        {
+        if self.slots.try_reserve(1).is_err() || self.free.try_reserve(self.slots.len() + 1).is_err() {
             return Err(entry);
         }
-        self.slots.push(Slot {
-            generation: 0,
-            entry: Some(entry),
-        });
+        self.slots.push(Slot { generation: 0, entry: Some(entry) });
         self.len += 1;
-        Ok(TaskKey {
-            index,
-            generation: 0,
-        })
+        Ok(TaskKey { index, generation: 0 })
     }
 
     pub(crate) fn get(&self, key: TaskKey) -> Option<&E> {
@@ -136,10 +118,7 @@ impl<E> Slab<E> {
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = (TaskKey, &E)> {
         self.slots.iter().enumerate().filter_map(|(i, slot)| {
-            let key = TaskKey {
-                index: i as u32,
-                generation: slot.generation,
-            };
+            let key = TaskKey { index: i as u32, generation: slot.generation };
             slot.entry.as_ref().map(|e| (key, e))
         })
     }
@@ -175,17 +154,10 @@ mod tests {
         let mut s = Slab::new();
         let a = s.insert(1).unwrap();
         s.force_generation(a.index(), u32::MAX);
-        let a = TaskKey {
-            index: a.index(),
-            generation: u32::MAX,
-        };
+        let a = TaskKey { index: a.index(), generation: u32::MAX };
         assert_eq!(s.remove(a), Some(1));
         let b = s.insert(2).unwrap();
-        assert_ne!(
-            a.index(),
-            b.index(),
-            "retired slot is never handed out again"
-        );
+        assert_ne!(a.index(), b.index(), "retired slot is never handed out again");
         assert_eq!(s.get(a), None);
     }
 

@@ -20,7 +20,7 @@ use crate::group::ThreadGroup;
 use crate::pid::Pids;
 use crate::slab::Slab;
 use crate::status::ExitStatus;
-use crate::task::{make_comm, AcctFlags, Task, ExitState};
+use crate::task::{make_comm, AcctFlags, ExitState, Task};
 use crate::{Accumulate, Errno, TaskKey};
 
 /// What [`TaskTable::create`] makes.
@@ -47,19 +47,13 @@ impl<T, A: Accumulate> TaskTable<T, A> {
     /// A table with Linux's defaults: pids below `PID_MAX_DEFAULT` (32768), restarting at
     /// `RESERVED_PIDS` (300) after a wrap.
     pub fn new() -> Self {
-        TaskTable {
-            tasks: Slab::new(),
-            pids: Pids::with_defaults(),
-        }
+        TaskTable { tasks: Slab::new(), pids: Pids::with_defaults() }
     }
 
     /// A table whose pids are below `pid_max` and restart at `reserved` after a wrap
     /// (`1 <= reserved < pid_max`, else `EINVAL`).
     pub fn with_pid_max(pid_max: i32, reserved: i32) -> Result<Self, Errno> {
-        Ok(TaskTable {
-            tasks: Slab::new(),
-            pids: Pids::new(pid_max, reserved)?,
-        })
+        Ok(TaskTable { tasks: Slab::new(), pids: Pids::new(pid_max, reserved)? })
     }
 
     /// Number of tasks in the table, zombies included.
@@ -169,16 +163,8 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         let pid = self.pids.alloc()?;
         let task = Task {
             pid,
-            tgid: if kind == CreateKind::Process {
-                pid
-            } else {
-                tgid
-            },
-            leader: if kind == CreateKind::Process {
-                None
-            } else {
-                Some(proc)
-            },
+            tgid: if kind == CreateKind::Process { pid } else { tgid },
+            leader: if kind == CreateKind::Process { None } else { Some(proc) },
             exit_state: ExitState::Live,
             exit_status: None,
             comm,

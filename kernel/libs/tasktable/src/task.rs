@@ -67,10 +67,7 @@ impl AcctFlags {
 /// first NUL of the source (as Linux's `__set_task_comm` does via `strscpy_pad`).
 pub fn make_comm(name: &[u8]) -> [u8; TASK_COMM_LEN] {
     let mut comm = [0u8; TASK_COMM_LEN];
-    for (dst, &src) in comm[..TASK_COMM_LEN - 1]
-        .iter_mut()
-        .zip(name.iter().take_while(|&&b| b != 0))
-    {
+    for (dst, &src) in comm[..TASK_COMM_LEN - 1].iter_mut().zip(name.iter().take_while(|&&b| b != 0)) {
         *dst = src;
     }
     comm
@@ -121,11 +118,7 @@ impl<T, A> Task<T, A> {
     }
     /// The command name without its NUL padding.
     pub fn comm_str(&self) -> &[u8] {
-        let end = self
-            .comm
-            .iter()
-            .position(|&b| b == 0)
-            .unwrap_or(TASK_COMM_LEN);
+        let end = self.comm.iter().position(|&b| b == 0).unwrap_or(TASK_COMM_LEN);
         &self.comm[..end]
     }
     pub fn uid(&self) -> u32 {

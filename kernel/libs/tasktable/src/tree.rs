@@ -72,14 +72,6 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         if let Some(g) = init.and_then(|i| self.group_mut(i)) {
             g.children.extend_from_slice(&orphans);
         }
-        ProcessExit {
-            leader,
-            tgid,
-            status,
-            total,
-            wake_parent: parent,
-            adopted: orphans,
-            wake_init,
-        }
+        ProcessExit { leader, tgid, status, total, wake_parent: parent, adopted: orphans, wake_init }
     }
 }

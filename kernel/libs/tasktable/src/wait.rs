@@ -66,12 +66,7 @@ pub enum WaitOutcome<T, A> {
 impl<T, A: Accumulate> TaskTable<T, A> {
     /// Collects a dead child of `caller`'s process. Errors: `ESRCH` caller stale or exited,
     /// `EINVAL` `WaitFor::Pid` not positive, `ECHILD` no such child.
-    pub fn wait(
-        &mut self,
-        caller: TaskKey,
-        which: WaitFor,
-        nohang: bool,
-    ) -> Result<WaitOutcome<T, A>, Errno> {
+    pub fn wait(&mut self, caller: TaskKey, which: WaitFor, nohang: bool) -> Result<WaitOutcome<T, A>, Errno> {
         self.live(caller)?;
         let proc = self.leader(caller)?;
         let g = self.group(proc)?;
@@ -80,10 +75,7 @@ impl<T, A: Accumulate> TaskTable<T, A> {
                 if g.children.is_empty() {
                     return Err(ECHILD);
                 }
-                g.children
-                    .iter()
-                    .copied()
-                    .find(|&c| self.is_waitable(c) == Ok(true))
+                g.children.iter().copied().find(|&c| self.is_waitable(c) == Ok(true))
             }
             WaitFor::Pid(pid) if pid <= 0 => return Err(EINVAL),
             WaitFor::Pid(pid) => {
@@ -108,9 +100,7 @@ impl<T, A: Accumulate> TaskTable<T, A> {
     fn reap(&mut self, proc: TaskKey, child: TaskKey) -> Result<Reaped<T, A>, Errno> {
         let task = self.tasks.remove(child).ok_or(ESRCH)?;
         self.pids.remove(task.pid);
-        let group = task
-            .group
-            .unwrap_or_else(|| crate::group::ThreadGroup::new(None));
+        let group = task.group.unwrap_or_else(|| crate::group::ThreadGroup::new(None));
         let status = group.group_exit.or(task.exit_status).unwrap_or_default();
         if let Some(g) = self.group_mut(proc) {
             remove_key(&mut g.children, child);

@@ -86,10 +86,7 @@ struct Harness {
 }
 
 /// The harvest closure the kernel would pass: records what each thread leaves behind.
-fn harvester<'a>(
-    map: &'a mut HashMap<u64, u64>,
-    all: &'a mut u64,
-) -> impl FnMut(&mut P) -> u64 + 'a {
+fn harvester<'a>(map: &'a mut HashMap<u64, u64>, all: &'a mut u64) -> impl FnMut(&mut P) -> u64 + 'a {
     move |p: &mut P| {
         assert!(!p.harvested, "a thread harvested twice");
         p.harvested = true;
@@ -102,29 +99,8 @@ fn harvester<'a>(
 impl Harness {
     fn new(pid_max: i32, reserved: i32) -> Self {
         let mut t = Table::with_pid_max(pid_max, reserved).unwrap();
-        let idle = t
-            .create_idle(
-                b"idle",
-                P {
-                    work: 0,
-                    tag: 0,
-                    harvested: false,
-                },
-            )
-            .unwrap();
-        let init = t
-            .create_init(
-                b"init",
-                0,
-                0,
-                0,
-                P {
-                    work: 0,
-                    tag: 1,
-                    harvested: false,
-                },
-            )
-            .unwrap();
+        let idle = t.create_idle(b"idle", P { work: 0, tag: 0, harvested: false }).unwrap();
+        let init = t.create_init(b"init", 0, 0, 0, P { work: 0, tag: 1, harvested: false }).unwrap();
         Harness {
             t,
             idle,
@@ -141,11 +117,7 @@ impl Harness {
     }
 
     fn live_tasks(&self) -> Vec<TaskKey> {
-        self.t
-            .iter()
-            .filter(|(_, t)| t.exit_state() == ExitState::Live)
-            .map(|(k, _)| k)
-            .collect()
+        self.t.iter().filter(|(_, t)| t.exit_state() == ExitState::Live).map(|(k, _)| k).collect()
     }
 
     fn pick(&self, i: &Index) -> TaskKey {
@@ -155,11 +127,8 @@ impl Harness {
 
     /// A live task whose process has children, if any.
     fn pick_parent(&self, i: &Index) -> TaskKey {
-        let parents: Vec<TaskKey> = self
-            .live_tasks()
-            .into_iter()
-            .filter(|&k| !self.t.children(k).unwrap().is_empty())
-            .collect();
+        let parents: Vec<TaskKey> =
+            self.live_tasks().into_iter().filter(|&k| !self.t.children(k).unwrap().is_empty()).collect();
         if parents.is_empty() {
             self.pick(i)
         } else {
@@ -177,11 +146,7 @@ impl Harness {
     fn expected_pid(&self) -> Option<i32> {
         let mut p = self.last_pid;
         for _ in 1..self.pid_max {
-            p = if p + 1 >= self.pid_max {
-                self.reserved
-            } else {
-                p + 1
-            };
+            p = if p + 1 >= self.pid_max { self.reserved } else { p + 1 };
             if self.t.lookup(p).is_err() {
                 return Some(p);
             }
@@ -195,16 +160,7 @@ impl Harness {
             CreateKind::Process => self.next_tag,
             CreateKind::Thread => self.tag(who),
         };
-        let res = self.t.create(
-            who,
-            kind,
-            5,
-            P {
-                work,
-                tag,
-                harvested: false,
-            },
-        );
+        let res = self.t.create(who, kind, 5, P { work, tag, harvested: false });
         if who == self.idle {
             assert_eq!(res.err(), Some(EINVAL));
             return;
@@ -214,11 +170,7 @@ impl Harness {
             Some(pid) => {
                 let k = res.expect("create");
                 let nt = self.t.get(k).unwrap();
-                assert_eq!(
-                    nt.pid(),
-                    pid,
-                    "pids are handed out in order, no early reuse"
-                );
+                assert_eq!(nt.pid(), pid, "pids are handed out in order, no early reuse");
                 assert_eq!(nt.flags(), AcctFlags::AFORK);
                 self.last_pid = pid;
                 if kind == CreateKind::Process {
@@ -243,19 +195,12 @@ impl Harness {
         assert_eq!(pe.adopted, kids);
         let any_zombie = kids.iter().any(|k| waitable.contains(k));
         assert_eq!(pe.wake_init, any_zombie.then_some(self.init));
-        assert_eq!(
-            pe.total,
-            self.harvested[&self.t.get(pe.leader).unwrap().payload().tag]
-        );
+        assert_eq!(pe.total, self.harvested[&self.t.get(pe.leader).unwrap().payload().tag]);
         assert_eq!(self.t.is_waitable(pe.leader), Ok(true));
     }
 
     fn waitable_set(&self) -> BTreeSet<TaskKey> {
-        self.t
-            .iter()
-            .filter(|(k, t)| t.is_leader() && self.t.is_waitable(*k) == Ok(true))
-            .map(|(k, _)| k)
-            .collect()
+        self.t.iter().filter(|(k, t)| t.is_leader() && self.t.is_waitable(*k) == Ok(true)).map(|(k, _)| k).collect()
     }
 
     fn exit(&mut self, who: TaskKey, group: bool, status: ExitStatus) {
@@ -266,11 +211,7 @@ impl Harness {
         let waitable = self.waitable_set();
         let tgid = self.t.get(who).unwrap().tgid();
         let h = harvester(&mut self.harvested, &mut self.harvested_all);
-        let res = if group {
-            self.t.exit_group(who, status, h)
-        } else {
-            self.t.exit(who, status, h)
-        };
+        let res = if group { self.t.exit_group(who, status, h) } else { self.t.exit(who, status, h) };
         let forbidden = who == self.idle || (tgid == 1 && (group || members == [who]));
         if forbidden {
             assert_eq!(res.err(), Some(EPERM));
@@ -278,20 +219,13 @@ impl Harness {
         }
         let rep = res.expect("exit");
         let ended: Vec<TaskKey> = if group { members.clone() } else { vec![who] };
-        let killed: Vec<TaskKey> = if group {
-            members.iter().copied().filter(|&m| m != who).collect()
-        } else {
-            vec![]
-        };
+        let killed: Vec<TaskKey> = if group { members.iter().copied().filter(|&m| m != who).collect() } else { vec![] };
         assert_eq!(rep.killed, killed);
         let mut released: Vec<TaskKey> = rep.released.iter().map(|r| r.key).collect();
         released.sort();
         let mut want: Vec<TaskKey> = ended.iter().copied().filter(|&k| k != leader).collect();
         want.sort();
-        assert_eq!(
-            released, want,
-            "exactly the ended non-leaders leave the table"
-        );
+        assert_eq!(released, want, "exactly the ended non-leaders leave the table");
         for r in &rep.released {
             assert!(r.payload.harvested);
             self.gone.push(r.key);
@@ -321,22 +255,11 @@ impl Harness {
         };
         let candidates: Vec<TaskKey> = match which {
             WaitFor::Any => kids.clone(),
-            WaitFor::Pid(p) => kids
-                .iter()
-                .copied()
-                .filter(|&k| self.t.get(k).unwrap().pid() == p)
-                .collect(),
+            WaitFor::Pid(p) => kids.iter().copied().filter(|&k| self.t.get(k).unwrap().pid() == p).collect(),
         };
-        let ready: Vec<TaskKey> = candidates
-            .iter()
-            .copied()
-            .filter(|&k| self.t.is_waitable(k) == Ok(true))
-            .collect();
+        let ready: Vec<TaskKey> = candidates.iter().copied().filter(|&k| self.t.is_waitable(k) == Ok(true)).collect();
         let expect_total = ready.first().map(|&k| {
-            (
-                self.harvested.get(&self.tag(k)).copied().unwrap_or(0),
-                self.children_expect.get(&k).copied().unwrap_or(0),
-            )
+            (self.harvested.get(&self.tag(k)).copied().unwrap_or(0), self.children_expect.get(&k).copied().unwrap_or(0))
         });
         let res = self.t.wait(who, which, nohang);
         match (which, res) {
@@ -358,14 +281,8 @@ impl Harness {
                 if ready[0] == r.key {
                     assert_eq!((r.total, r.children_total), (total, children));
                 }
-                assert_eq!(
-                    r.total,
-                    self.harvested.get(&r.payload.tag).copied().unwrap_or(0)
-                );
-                assert_eq!(
-                    r.children_total,
-                    self.children_expect.remove(&r.key).unwrap_or(0)
-                );
+                assert_eq!(r.total, self.harvested.get(&r.payload.tag).copied().unwrap_or(0));
+                assert_eq!(r.children_total, self.children_expect.remove(&r.key).unwrap_or(0));
                 assert!(r.payload.harvested);
                 *self.children_expect.entry(proc).or_default() += r.total + r.children_total;
                 self.gone.push(r.key);
@@ -398,18 +315,7 @@ impl Harness {
                 let k = self.gone[i.index(self.gone.len())];
                 assert_eq!(self.t.get(k).err(), Some(ESRCH));
                 assert_eq!(
-                    self.t
-                        .create(
-                            k,
-                            CreateKind::Process,
-                            0,
-                            P {
-                                work: 0,
-                                tag: 0,
-                                harvested: false
-                            }
-                        )
-                        .err(),
+                    self.t.create(k, CreateKind::Process, 0, P { work: 0, tag: 0, harvested: false }).err(),
                     Some(ESRCH)
                 );
                 assert_eq!(self.t.wait(k, WaitFor::Any, true).err(), Some(ESRCH));
@@ -429,11 +335,7 @@ impl Harness {
             assert_eq!(t.lookup(task.pid()), Ok(k), "pid map agrees");
             assert_eq!(task.payload().harvested, task.exit_state() == ExitState::Zombie);
             if !task.is_leader() {
-                assert_eq!(
-                    task.exit_state(),
-                    ExitState::Live,
-                    "non-leaders are never zombies"
-                );
+                assert_eq!(task.exit_state(), ExitState::Live, "non-leaders are never zombies");
                 let l = t.leader(k).unwrap();
                 assert!(t.get(l).unwrap().is_leader());
                 assert_eq!(t.get(l).unwrap().tgid(), task.tgid());
@@ -450,10 +352,7 @@ impl Harness {
                 .collect();
             let set: BTreeSet<TaskKey> = threads.iter().copied().collect();
             assert_eq!(set.len(), threads.len(), "no duplicate members");
-            assert_eq!(
-                set, live_with_tgid,
-                "member list == live tasks with this tgid"
-            );
+            assert_eq!(set, live_with_tgid, "member list == live tasks with this tgid");
             assert_eq!(threads.contains(&k), task.exit_state() == ExitState::Live);
             let dead = threads.is_empty();
             assert_eq!(t.is_waitable(k), Ok(dead));
@@ -464,41 +363,23 @@ impl Harness {
                     assert!(task.pid() > 1);
                     let pt = t.get(p).expect("parent exists");
                     assert!(pt.is_leader());
-                    assert!(
-                        !t.threads(p).unwrap().is_empty(),
-                        "a parent is a live process"
-                    );
-                    assert_eq!(
-                        t.children(p).unwrap().iter().filter(|&&c| c == k).count(),
-                        1
-                    );
+                    assert!(!t.threads(p).unwrap().is_empty(), "a parent is a live process");
+                    assert_eq!(t.children(p).unwrap().iter().filter(|&&c| c == k).count(), 1);
                     assert_eq!(t.ppid(k), Ok(pt.pid()));
                 }
             }
             let kids = t.children(k).unwrap();
             assert_eq!(kids.iter().collect::<BTreeSet<_>>().len(), kids.len());
             if dead {
-                assert!(
-                    kids.is_empty(),
-                    "a dead process has handed its children to init"
-                );
+                assert!(kids.is_empty(), "a dead process has handed its children to init");
             }
             for &c in kids {
                 assert!(t.get(c).unwrap().is_leader());
                 assert_eq!(t.parent(c), Ok(Some(k)));
             }
             // Accounting: dead threads' totals and reaped children's totals.
-            assert_eq!(
-                *t.dead_total(k).unwrap(),
-                self.harvested
-                    .get(&task.payload().tag)
-                    .copied()
-                    .unwrap_or(0)
-            );
-            assert_eq!(
-                *t.children_total(k).unwrap(),
-                self.children_expect.get(&k).copied().unwrap_or(0)
-            );
+            assert_eq!(*t.dead_total(k).unwrap(), self.harvested.get(&task.payload().tag).copied().unwrap_or(0));
+            assert_eq!(*t.children_total(k).unwrap(), self.children_expect.get(&k).copied().unwrap_or(0));
         }
         for &g in &self.gone {
             assert_eq!(t.get(g).err(), Some(ESRCH), "reaped is unreachable");
@@ -509,11 +390,7 @@ impl Harness {
     /// baseline and no number was lost on the way.
     fn drain(&mut self) {
         loop {
-            let victim = self
-                .t
-                .iter()
-                .find(|(_, x)| x.tgid() > 1 && x.exit_state() == ExitState::Live)
-                .map(|(k, _)| k);
+            let victim = self.t.iter().find(|(_, x)| x.tgid() > 1 && x.exit_state() == ExitState::Live).map(|(k, _)| k);
             let Some(v) = victim else { break };
             self.exit(v, true, ExitStatus::exited(1));
             self.check();
@@ -533,23 +410,14 @@ impl Harness {
             let before = self.t.len();
             self.wait(reaper, &Target::Any, true);
             self.check();
-            assert_eq!(
-                self.t.len(),
-                before - 1,
-                "every child of init is dead by now"
-            );
+            assert_eq!(self.t.len(), before - 1, "every child of init is dead by now");
         }
         assert_eq!(self.t.wait(reaper, WaitFor::Any, false).err(), Some(ECHILD));
         let init_zombie = self.t.get(self.init).unwrap().exit_state() == ExitState::Zombie;
-        assert_eq!(
-            self.t.len(),
-            if init_zombie { 3 } else { 2 },
-            "back to baseline"
-        );
+        assert_eq!(self.t.len(), if init_zombie { 3 } else { 2 }, "back to baseline");
         assert!(self.t.get(self.idle).is_ok());
         // Conservation: every unit of work ever harvested is in init's totals.
-        let init_sum =
-            self.t.children_total(self.init).unwrap() + self.t.dead_total(self.init).unwrap();
+        let init_sum = self.t.children_total(self.init).unwrap() + self.t.dead_total(self.init).unwrap();
         assert_eq!(init_sum, self.harvested_all);
         assert_eq!(*self.t.dead_total(self.idle).unwrap(), 0);
     }

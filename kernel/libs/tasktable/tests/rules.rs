@@ -47,27 +47,17 @@ fn reaped(o: WaitOutcome<P, u64>) -> Reaped<P, u64> {
 #[test]
 fn pids_start_at_init_and_ids_are_linked() {
     let (mut t, idle, init) = boot();
-    assert_eq!(
-        (t.get(idle).unwrap().pid(), t.get(init).unwrap().pid()),
-        (0, 1)
-    );
+    assert_eq!((t.get(idle).unwrap().pid(), t.get(init).unwrap().pid()), (0, 1));
     let a = fork(&mut t, init, 0);
     let a2 = thread(&mut t, a, 0);
     let a3 = thread(&mut t, a2, 0); // a thread made by a thread joins the same process
     let ta = t.get(a).unwrap();
     assert_eq!((ta.pid(), ta.tgid()), (2, 2));
-    assert_eq!(
-        (t.get(a2).unwrap().pid(), t.get(a2).unwrap().tgid()),
-        (3, 2)
-    );
+    assert_eq!((t.get(a2).unwrap().pid(), t.get(a2).unwrap().tgid()), (3, 2));
     assert_eq!(t.get(a3).unwrap().tgid(), 2);
     assert_eq!(t.leader(a3), Ok(a));
     assert_eq!(t.threads(a3).unwrap(), &[a, a2, a3]);
-    assert_eq!(
-        t.ppid(a3),
-        Ok(1),
-        "a thread's parent is its process's parent"
-    );
+    assert_eq!(t.ppid(a3), Ok(1), "a thread's parent is its process's parent");
     assert_eq!(t.ppid(init), Ok(0));
     assert_eq!(t.children(init).unwrap(), &[a], "threads are not children");
     assert_eq!(t.lookup(3), Ok(a2));
@@ -86,11 +76,7 @@ fn roots_and_creators_are_checked() {
     assert_eq!(t.create(idle, CreateKind::Process, 0, P(0)), Err(EINVAL));
     let a = fork(&mut t, init, 0);
     t.exit(a, ok(0), harvest).unwrap();
-    assert_eq!(
-        t.create(a, CreateKind::Thread, 0, P(0)),
-        Err(ESRCH),
-        "zombie cannot create"
-    );
+    assert_eq!(t.create(a, CreateKind::Thread, 0, P(0)), Err(ESRCH), "zombie cannot create");
     assert_eq!(Table::with_pid_max(10, 0).err(), Some(EINVAL));
     assert_eq!(Table::with_pid_max(10, 10).err(), Some(EINVAL));
 }
@@ -99,9 +85,7 @@ fn roots_and_creators_are_checked() {
 fn identity_is_inherited_and_flags_follow_the_rules() {
     let (mut t, _, init) = boot();
     t.get_mut(init).unwrap().set_ids(1000, 100);
-    t.get_mut(init)
-        .unwrap()
-        .set_comm(b"a-very-long-command-name");
+    t.get_mut(init).unwrap().set_comm(b"a-very-long-command-name");
     let a = t.create(init, CreateKind::Process, 777, P(0)).unwrap();
     let ta = t.get(a).unwrap();
     assert_eq!(ta.comm_str(), b"a-very-long-com");
@@ -116,13 +100,11 @@ fn identity_is_inherited_and_flags_follow_the_rules() {
     // Children of a task that used privilege do not inherit ASU.
     let b = fork(&mut t, a, 0);
     assert_eq!(t.get(b).unwrap().flags(), AcctFlags::AFORK);
-    t.exit_group(b, ExitStatus::signaled(11, true).unwrap(), harvest)
-        .unwrap();
+    t.exit_group(b, ExitStatus::signaled(11, true).unwrap(), harvest).unwrap();
     let f = t.get(b).unwrap().flags();
     assert!(f.contains(AcctFlags::AXSIG) && f.contains(AcctFlags::ACORE));
     let c = fork(&mut t, a, 0);
-    t.exit(c, ExitStatus::signaled(9, false).unwrap(), harvest)
-        .unwrap();
+    t.exit(c, ExitStatus::signaled(9, false).unwrap(), harvest).unwrap();
     assert_eq!(t.get(c).unwrap().flags().bits(), 0x01 | 0x10);
 }
 
@@ -134,10 +116,7 @@ fn a_non_leader_thread_is_reaped_by_its_own_exit() {
     let len = t.len();
     let r = t.exit(a2, ok(3), harvest).unwrap();
     assert!(r.killed.is_empty());
-    assert!(
-        r.process.is_none(),
-        "the process lives on; the parent is not woken"
-    );
+    assert!(r.process.is_none(), "the process lives on; the parent is not woken");
     assert_eq!(r.released.len(), 1);
     assert_eq!((r.released[0].key, r.released[0].pid), (a2, 3));
     assert_eq!(r.released[0].payload, P(7));
@@ -147,10 +126,7 @@ fn a_non_leader_thread_is_reaped_by_its_own_exit() {
     assert_eq!(t.threads(a).unwrap(), &[a]);
     assert_eq!(t.dead_total(a), Ok(&7));
     assert_eq!(t.process_parts(a), Ok((&7, &[a][..])));
-    assert!(matches!(
-        t.wait(init, WaitFor::Any, true),
-        Ok(WaitOutcome::NotReady)
-    ));
+    assert!(matches!(t.wait(init, WaitFor::Any, true), Ok(WaitOutcome::NotReady)));
     assert_eq!(t.wait(init, WaitFor::Pid(3), true).err(), Some(ECHILD));
 }
 
@@ -166,10 +142,7 @@ fn the_leader_stays_a_zombie_until_the_last_thread_exits() {
     assert_eq!(t.is_waitable(a), Ok(false));
     assert_eq!(t.process_status(a), Ok(None));
     assert_eq!(t.threads(a).unwrap(), &[a2, a3]);
-    assert!(matches!(
-        t.wait(init, WaitFor::Pid(2), true),
-        Ok(WaitOutcome::NotReady)
-    ));
+    assert!(matches!(t.wait(init, WaitFor::Pid(2), true), Ok(WaitOutcome::NotReady)));
     match t.wait(init, WaitFor::Any, false) {
         Ok(WaitOutcome::Sleep { queue }) => assert_eq!(queue, init),
         other => panic!("{other:?}"),
@@ -183,18 +156,11 @@ fn the_leader_stays_a_zombie_until_the_last_thread_exits() {
     assert_eq!(p.leader, a);
     assert_eq!(p.tgid, 2);
     assert_eq!(p.wake_parent, Some(init));
-    assert_eq!(
-        p.status,
-        ok(5),
-        "the process's status is the leader's, not the last thread's"
-    );
+    assert_eq!(p.status, ok(5), "the process's status is the leader's, not the last thread's");
     assert_eq!(p.total, 1111);
     assert_eq!(t.is_waitable(a), Ok(true));
     let r = reaped(t.wait(init, WaitFor::Any, false).unwrap());
-    assert_eq!(
-        (r.key, r.pid, r.status, r.payload, r.total),
-        (a, 2, ok(5), P(1), 1111)
-    );
+    assert_eq!((r.key, r.pid, r.status, r.payload, r.total), (a, 2, ok(5), P(1), 1111));
     assert_eq!(t.children_total(init), Ok(&1111));
     assert_eq!(t.get(a).err(), Some(ESRCH));
     assert_eq!(t.len(), 2);
@@ -208,31 +174,17 @@ fn wait_any_pid_nohang_and_echild() {
     let a = fork(&mut t, init, 0);
     let b = fork(&mut t, init, 0);
     let c = fork(&mut t, a, 0); // a grandchild is not init's child
-    assert_eq!(
-        t.wait(init, WaitFor::Pid(t.get(c).unwrap().pid()), true)
-            .err(),
-        Some(ECHILD)
-    );
+    assert_eq!(t.wait(init, WaitFor::Pid(t.get(c).unwrap().pid()), true).err(), Some(ECHILD));
     assert_eq!(t.wait(init, WaitFor::Pid(0), true).err(), Some(EINVAL));
     assert_eq!(t.wait(init, WaitFor::Pid(-1), true).err(), Some(EINVAL));
     assert_eq!(t.wait(init, WaitFor::Pid(12345), true).err(), Some(ECHILD));
-    assert!(matches!(
-        t.wait(init, WaitFor::Any, true),
-        Ok(WaitOutcome::NotReady)
-    ));
+    assert!(matches!(t.wait(init, WaitFor::Any, true), Ok(WaitOutcome::NotReady)));
     t.exit(b, ok(2), harvest).unwrap();
     // Waiting for a specific live child does not reap another, dead one.
-    assert!(matches!(
-        t.wait(init, WaitFor::Pid(2), true),
-        Ok(WaitOutcome::NotReady)
-    ));
+    assert!(matches!(t.wait(init, WaitFor::Pid(2), true), Ok(WaitOutcome::NotReady)));
     let r = reaped(t.wait(init, WaitFor::Pid(3), true).unwrap());
     assert_eq!((r.pid, r.status.raw()), (3, 0x200));
-    assert_eq!(
-        t.wait(init, WaitFor::Pid(3), true).err(),
-        Some(ECHILD),
-        "reaped only once"
-    );
+    assert_eq!(t.wait(init, WaitFor::Pid(3), true).err(), Some(ECHILD), "reaped only once");
     t.exit(a, ok(1), harvest).unwrap();
     let r = reaped(t.wait(init, WaitFor::Any, false).unwrap());
     assert_eq!(r.pid, 2);
@@ -248,9 +200,7 @@ fn any_thread_of_the_parent_may_reap() {
     let p = fork(&mut t, init, 0);
     let p2 = thread(&mut t, p, 0);
     let c = fork(&mut t, p, 0);
-    assert!(
-        matches!(t.wait(p2, WaitFor::Any, false), Ok(WaitOutcome::Sleep { queue }) if queue == p)
-    );
+    assert!(matches!(t.wait(p2, WaitFor::Any, false), Ok(WaitOutcome::Sleep { queue }) if queue == p));
     let e = t.exit(c, ok(9), harvest).unwrap();
     assert_eq!(e.process.unwrap().wake_parent, Some(p));
     let r = reaped(t.wait(p2, WaitFor::Any, false).unwrap());
@@ -310,11 +260,7 @@ fn exit_group_kills_every_thread() {
         })
         .unwrap();
     harvested.sort();
-    assert_eq!(
-        harvested,
-        [1, 10, 100, 1000],
-        "each thread harvested exactly once"
-    );
+    assert_eq!(harvested, [1, 10, 100, 1000], "each thread harvested exactly once");
     assert_eq!(e.killed, [a, a2, a4]);
     let mut rel: Vec<_> = e.released.iter().map(|r| r.key).collect();
     rel.sort();
@@ -403,34 +349,21 @@ fn pids_are_not_reused_until_wrap_and_run_out_with_eagain() {
             pid_of(&t, k)
         })
         .collect();
-    assert_eq!(
-        pids,
-        [3, 4, 5, 6, 7],
-        "pid 2 is free but not handed out again"
-    );
-    assert_eq!(
-        t.create(init, CreateKind::Thread, 0, P(0)).err(),
-        Some(EAGAIN)
-    );
+    assert_eq!(pids, [3, 4, 5, 6, 7], "pid 2 is free but not handed out again");
+    assert_eq!(t.create(init, CreateKind::Thread, 0, P(0)).err(), Some(EAGAIN));
     // Free 5 and 4: after the wrap, the lowest free pid at or above `reserved` comes first.
     for pid in [5, 4] {
         let k = t.lookup(pid).unwrap();
         t.exit(k, ok(0), harvest).unwrap();
     }
     // Zombies still hold their pids.
-    assert_eq!(
-        t.create(init, CreateKind::Process, 0, P(0)).err(),
-        Some(EAGAIN)
-    );
+    assert_eq!(t.create(init, CreateKind::Process, 0, P(0)).err(), Some(EAGAIN));
     while let Ok(WaitOutcome::Reaped(_)) = t.wait(init, WaitFor::Any, true) {}
     let k = fork(&mut t, init, 0);
     assert_eq!(pid_of(&t, k), 4);
     let k = thread(&mut t, init, 0);
     assert_eq!(pid_of(&t, k), 5);
-    assert_eq!(
-        t.create(init, CreateKind::Process, 0, P(0)).err(),
-        Some(EAGAIN)
-    );
+    assert_eq!(t.create(init, CreateKind::Process, 0, P(0)).err(), Some(EAGAIN));
 }
 
 #[test]

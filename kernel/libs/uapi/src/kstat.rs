@@ -74,8 +74,7 @@ pub const KSTAT_INTR_MULTSVC: usize = 4;
 pub const KSTAT_NUM_INTRS: usize = 5;
 
 /// Statistic names `kstat -p` prints for the five interrupt counters, by index.
-pub const KSTAT_INTR_NAMES: [&str; KSTAT_NUM_INTRS] =
-    ["hard", "soft", "watchdog", "spurious", "multiple_service"];
+pub const KSTAT_INTR_NAMES: [&str; KSTAT_NUM_INTRS] = ["hard", "soft", "watchdog", "spurious", "multiple_service"];
 
 /// The five kinds of interrupt, numbered as `KSTAT_INTR_*` (the index into
 /// [`KstatIntr::intrs`]). The interrupt accounting counts by these kinds and the kstat layer
@@ -844,8 +843,7 @@ pub struct KstatFilter<'a> {
 
 impl<'a> KstatFilter<'a> {
     /// Matches every statistic of every kstat.
-    pub const ALL: KstatFilter<'static> =
-        KstatFilter { module: "", instance: "", name: "", statistic: "" };
+    pub const ALL: KstatFilter<'static> = KstatFilter { module: "", instance: "", name: "", statistic: "" };
 
     /// Parses `module:instance:name:statistic`; fewer fields leave the rest as wildcards.
     pub fn parse(spec: &'a str) -> Result<Self, FilterError> {

@@ -247,7 +247,8 @@ mod tests {
     #[test]
     fn rusage_is_linux_sized_and_round_trips() {
         assert_eq!(core::mem::size_of::<Rusage>(), 144);
-        let r = Rusage { ru_utime: Timeval { tv_sec: 1, tv_usec: 2 }, ru_maxrss: 3, ru_nivcsw: -4, ..Default::default() };
+        let r =
+            Rusage { ru_utime: Timeval { tv_sec: 1, tv_usec: 2 }, ru_maxrss: 3, ru_nivcsw: -4, ..Default::default() };
         let b = r.to_bytes();
         assert_eq!(&b[0..8], &1i64.to_le_bytes());
         assert_eq!(&b[32..40], &3i64.to_le_bytes(), "ru_maxrss follows the two timevals");

@@ -91,17 +91,11 @@ pub struct KernelTimespec {
 }
 
 impl KernelTimespec {
-    pub const ZERO: KernelTimespec = KernelTimespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    pub const ZERO: KernelTimespec = KernelTimespec { tv_sec: 0, tv_nsec: 0 };
 
     /// Nanoseconds since 1970 as a timespec (`tv_nsec` in `0..1e9`).
     pub const fn from_unix_ns(ns: u64) -> Self {
-        KernelTimespec {
-            tv_sec: (ns / 1_000_000_000) as i64,
-            tv_nsec: (ns % 1_000_000_000) as i64,
-        }
+        KernelTimespec { tv_sec: (ns / 1_000_000_000) as i64, tv_nsec: (ns % 1_000_000_000) as i64 }
     }
 }
 
@@ -298,10 +292,7 @@ impl Wire for KernelTimespec {
         self.tv_nsec.put(&mut out[8..16]);
     }
     fn get(b: &[u8]) -> Self {
-        KernelTimespec {
-            tv_sec: i64::get(&b[0..8]),
-            tv_nsec: i64::get(&b[8..16]),
-        }
+        KernelTimespec { tv_sec: i64::get(&b[0..8]), tv_nsec: i64::get(&b[8..16]) }
     }
 }
 
@@ -563,11 +554,7 @@ impl Taskstats {
 
     /// The command name up to its first NUL ("?" if it is not UTF-8).
     pub fn comm_str(&self) -> &str {
-        let len = self
-            .ac_comm
-            .iter()
-            .position(|&c| c == 0)
-            .unwrap_or(TS_COMM_LEN);
+        let len = self.ac_comm.iter().position(|&c| c == 0).unwrap_or(TS_COMM_LEN);
         core::str::from_utf8(&self.ac_comm[..len]).unwrap_or("?")
     }
 }
@@ -586,10 +573,7 @@ mod tests {
     fn sample() -> Taskstats {
         let mut comm = [0u8; TS_COMM_LEN];
         comm[..5].copy_from_slice(b"hello");
-        let ts = |i: i64| KernelTimespec {
-            tv_sec: 1_700_000_000 + i,
-            tv_nsec: 1000 * i + 7,
-        };
+        let ts = |i: i64| KernelTimespec { tv_sec: 1_700_000_000 + i, tv_nsec: 1000 * i + 7 };
         Taskstats {
             version: TASKSTATS_VERSION,
             ac_exitcode: 0x0100,
@@ -639,10 +623,7 @@ mod tests {
         let b = t.to_bytes();
         assert_eq!(b.len(), 688);
         assert_eq!(Taskstats::from_bytes(&b), Some(t));
-        assert_eq!(
-            Taskstats::from_bytes(&Taskstats::zeroed().to_bytes()),
-            Some(Taskstats::zeroed())
-        );
+        assert_eq!(Taskstats::from_bytes(&Taskstats::zeroed().to_bytes()), Some(Taskstats::zeroed()));
     }
 
     #[test]
@@ -677,28 +658,16 @@ mod tests {
         assert_eq!(&b[368..372], &41u32.to_le_bytes(), "ac_tgid");
         assert_eq!(u64_at(&b, 376), 11, "ac_tgetime");
         assert_eq!(u64_at(&b, 400), 12, "wpcopy_count");
-        assert_eq!(
-            u64_at(&b, 408),
-            13,
-            "wpcopy_delay_total: the last v13 field"
-        );
+        assert_eq!(u64_at(&b, 408), 13, "wpcopy_delay_total: the last v13 field");
         assert_eq!(u64_at(&b, 416), 14, "v14 irq_count");
         assert_eq!(u64_at(&b, 424), 15, "v14 irq_delay_total");
         assert_eq!(u64_at(&b, 432), 16, "v16 cpu_delay_max");
         assert_eq!(u64_at(&b, 440), 17, "v16 cpu_delay_min");
         assert_eq!(u64_at(&b, 552), 18, "v16 irq_delay_min");
-        assert_eq!(
-            u64_at(&b, 560),
-            1_700_000_001,
-            "v17 cpu_delay_max_ts.tv_sec"
-        );
+        assert_eq!(u64_at(&b, 560), 1_700_000_001, "v17 cpu_delay_max_ts.tv_sec");
         assert_eq!(u64_at(&b, 568), 1007, "v17 cpu_delay_max_ts.tv_nsec");
         assert_eq!(u64_at(&b, 576), 1_700_000_002, "v17 blkio_delay_max_ts");
-        assert_eq!(
-            u64_at(&b, 672),
-            1_700_000_008,
-            "v17 irq_delay_max_ts.tv_sec"
-        );
+        assert_eq!(u64_at(&b, 672), 1_700_000_008, "v17 irq_delay_max_ts.tv_sec");
         assert_eq!(u64_at(&b, 680), 8007, "v17 irq_delay_max_ts.tv_nsec");
     }
 
@@ -713,10 +682,7 @@ mod tests {
         assert_eq!(t.to_bytes(), ones);
         ones[687] = 0;
         assert_eq!(
-            Taskstats::from_bytes(&ones)
-                .unwrap()
-                .irq_delay_max_ts
-                .tv_nsec,
+            Taskstats::from_bytes(&ones).unwrap().irq_delay_max_ts.tv_nsec,
             0x00ff_ffff_ffff_ffff,
             "last byte is the MSB"
         );
@@ -729,16 +695,10 @@ mod tests {
         let v13 = Taskstats::from_bytes(&b[..TASKSTATS_V13_SIZE]).unwrap();
         assert_eq!(v13.wpcopy_delay_total, 13);
         assert_eq!(v13.ac_comm, t.ac_comm);
-        assert_eq!(
-            (v13.irq_count, v13.cpu_delay_max, v13.irq_delay_max_ts),
-            (0, 0, KernelTimespec::ZERO)
-        );
+        assert_eq!((v13.irq_count, v13.cpu_delay_max, v13.irq_delay_max_ts), (0, 0, KernelTimespec::ZERO));
         // A v14 record (432 bytes) keeps its irq pair and nothing after.
         let v14 = Taskstats::from_bytes(&b[..432]).unwrap();
-        assert_eq!(
-            (v14.irq_count, v14.irq_delay_total, v14.cpu_delay_max),
-            (14, 15, 0)
-        );
+        assert_eq!((v14.irq_count, v14.irq_delay_total, v14.cpu_delay_max), (14, 15, 0));
         assert_eq!(Taskstats::from_bytes(&b[..TASKSTATS_V13_SIZE - 1]), None);
         assert_eq!(Taskstats::from_bytes(&[]), None);
         // A newer kernel's longer record: the extra bytes are ignored.
@@ -761,10 +721,7 @@ mod tests {
     fn timespec_from_unix_ns() {
         assert_eq!(
             KernelTimespec::from_unix_ns(1_700_000_000_123_456_789),
-            KernelTimespec {
-                tv_sec: 1_700_000_000,
-                tv_nsec: 123_456_789
-            }
+            KernelTimespec { tv_sec: 1_700_000_000, tv_nsec: 123_456_789 }
         );
     }
 }

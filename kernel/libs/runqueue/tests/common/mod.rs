@@ -231,7 +231,12 @@ pub fn check_structure(rq: &RunQueue, store: &Store) {
     assert_eq!(rq.nr_running(), queued, "nr_running == tasks on the arrays");
     let on_arrays = store.tasks.iter().filter(|t| t.se.array().is_some()).count() as u32;
     assert_eq!(on_arrays, queued, "no task thinks it is queued when it is not");
-    let runnable = store.tasks.iter().enumerate().filter(|(i, t)| *i as u32 != rq.idle().0 && t.se.state() == TaskState::Runnable).count() as u32;
+    let runnable = store
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| *i as u32 != rq.idle().0 && t.se.state() == TaskState::Runnable)
+        .count() as u32;
     assert_eq!(runnable, queued, "runnable ⇔ queued (idle aside)");
     assert!(store.se(rq.idle()).array().is_none(), "idle is never queued");
     let curr = rq.current();

@@ -25,7 +25,9 @@ pub enum Ev {
     /// scheduler_tick, wherever we are.
     Tick,
     /// A whole timer interrupt: enter, tick, maybe schedule inside, exit, maybe schedule.
-    TimerIrq { resched_inside: bool },
+    TimerIrq {
+        resched_inside: bool,
+    },
     IrqEnter(u8),
     IrqExit,
     /// schedule(Preempted): a preemption point (inside an interrupt: the handover).
@@ -34,7 +36,13 @@ pub enum Ev {
     Block(u8),
     Yield,
     Wake(u8),
-    Create { nice: i8, policy: u8, rt: u8, user: bool, usr_mode: bool },
+    Create {
+        nice: i8,
+        policy: u8,
+        rt: u8,
+        user: bool,
+        usr_mode: bool,
+    },
     Nice(u8, i8),
     SetSched(u8, u8, u8),
     Remove(u8, u8),
@@ -264,9 +272,12 @@ impl Sim {
                 if self.sys.store.tasks.len() < MAX_TASKS {
                     self.sys.spawn(se);
                     self.shadow.push([0; NR_MICROSTATES]);
-                } else if let Some(zombie) = self.sys.store.keys().find(|&k| {
-                    self.sys.store.se(k).state() == TaskState::Blocked(BlockReason::Exit)
-                }) {
+                } else if let Some(zombie) = self
+                    .sys
+                    .store
+                    .keys()
+                    .find(|&k| self.sys.store.se(k).state() == TaskState::Blocked(BlockReason::Exit))
+                {
                     // The parent reaped it; the slot is reused.
                     self.sys.respawn(zombie, se);
                     self.shadow[zombie.0 as usize] = [0; NR_MICROSTATES];
@@ -392,13 +403,9 @@ impl Rng {
             33..=37 => Ev::Block(b),
             38..=39 => Ev::Yield,
             40..=45 => Ev::Wake(b),
-            46..=48 => Ev::Create {
-                nice: (b % 40) as i8 - 20,
-                policy: c,
-                rt: b,
-                user: c & 16 != 0,
-                usr_mode: c & 32 != 0,
-            },
+            46..=48 => {
+                Ev::Create { nice: (b % 40) as i8 - 20, policy: c, rt: b, user: c & 16 != 0, usr_mode: c & 32 != 0 }
+            }
             49..=50 => Ev::Nice(b, (c % 40) as i8 - 20),
             51 => Ev::SetSched(b, c, b.wrapping_add(c)),
             52..=53 => Ev::Remove(b, c),
