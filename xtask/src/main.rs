@@ -12,6 +12,7 @@
 //!   (`ubench WHAT`), from a QEMU instruction log of its loop (see `profile.rs`).
 //! * `decode FILE`: print a capture of bus datagrams (`getdelays -w /dev/ttyS1`) as text.
 //! * `layers`: the kernel's floors and which module calls which, checked (`layers.rs`).
+//! * `lint`: rustfmt, clippy with warnings denied, and the floors: the gate CI runs first.
 //!
 //! QEMU's `isa-debug-exit` device turns the kernel's exit value `v` into the status
 //! `(v << 1) | 1`: 33 means success, anything else (35, a crash, a timeout) is a failure.
@@ -22,6 +23,7 @@ mod build;
 mod decode;
 mod hosttest;
 mod layers;
+mod lint;
 mod profile;
 mod qemu;
 mod scenario;
@@ -125,6 +127,8 @@ enum Command {
     },
     /// Show the kernel's floors, which module calls which, and any call that goes up a floor.
     Layers,
+    /// Check formatting (rustfmt), lints (clippy, warnings denied) and the kernel's floors.
+    Lint,
     /// Build the kernel and the boot image only.
     Build {
         #[command(flatten)]
@@ -140,6 +144,7 @@ fn main() -> ExitCode {
         }
         Command::Profile { what, no_accounting, iters } => profile::run(&what, no_accounting, iters),
         Command::Decode { file } => decode::run(&file),
+        Command::Lint => lint::run(),
         Command::Layers => Ok(if layers::print(&build::root()) { ExitCode::SUCCESS } else { ExitCode::FAILURE }),
         Command::Test { list: true, .. } => test::list(),
         Command::Test { filter, build, jobs, no_host, .. } => test::run(filter.as_deref(), &build, jobs, no_host),
