@@ -13,6 +13,8 @@
 //! | `all_tasks.rs` | every task at one instant (`proc_stat`, `prstat`) |
 //! | `system.rs` | system-wide clocks and interrupt time (the invariants, the kstats) |
 //! | `task_records.rs` | Linux `struct taskstats` records: GET by pid/tgid, and at every exit |
+//!
+//! What the numbers mean: `docs/microstate-accounting.md` and `docs/taskstats.md`.
 
 mod all_tasks;
 mod clocks;

@@ -5,6 +5,8 @@
 //! monotonic and wall-clock time), the command line, the memory pool (`memory.rs`: the
 //! frame allocator handed to the HAL, and the counters leak checks compare) and the panic
 //! handler. Nothing here knows about tasks.
+//!
+//! Where it sits: `docs/architecture.md` (the floors); the clocks: `docs/boot-and-interrupts.md`.
 
 #[macro_use]
 pub mod console;

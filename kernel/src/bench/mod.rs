@@ -4,6 +4,8 @@
 //! line `BENCH {"name":…,"param":…,"ops":…,"ticks":…,"ns_per_op":…}` that `xtask` parses.
 //! The kernel is built twice, with the `accounting` feature on and off, and both runs are
 //! compared side by side on the host. Nothing here judges a number: benchmarks report.
+//!
+//! What the numbers are: `README.md`, "Measured", and `docs/microstate-accounting.md`.
 
 mod bus_records;
 mod cases;

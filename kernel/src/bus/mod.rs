@@ -24,6 +24,8 @@
 //!
 //! **One CPU.** Tally runs on one CPU: every task exits on CPU 0, and a cpumask naming any
 //! other CPU is `EINVAL`.
+//!
+//! The bus, its framing and flow control, and taskstats over it: `docs/taskstats.md`.
 
 mod socket;
 

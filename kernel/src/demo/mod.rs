@@ -5,6 +5,8 @@
 //! preempts them, a sleeper naps, and a disk thread reads and writes the data disk. When
 //! all are done, init prints each one's microstates in the manner of `prstat -m`, and the
 //! per-IRQ table, then ends the run.
+//!
+//! `cargo xtask run` shows it first; `README.md` describes what it prints.
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};

@@ -1,70 +1,19 @@
 //! # ATA disks in PIO mode: requests, the interrupt that ends them, and their statistics
 //!
-//! QEMU's `pc` machine has two drives on the primary IDE channel: `ata0`, the boot disk
-//! (master), and `ata1`, the data disk `cargo xtask` attaches (slave; 4 MiB, every sector
-//! filled with a known pattern, opened `snapshot=on` so writes never persist). The ports
-//! themselves are in `arch/x86_64/ata.rs`; this file is the protocol.
+//! The protocol half of the disk driver; the ports are `hal::ata`. At boot, with interrupts
+//! still off, [`init`] probes both drives of the primary channel with a polled IDENTIFY. From
+//! then on each read or write is one command per at most 256 sectors, issued under the
+//! channel's sleeping lock, and the calling task sleeps UNINTERRUPTIBLE (a disk wait: its time
+//! goes to UNINTERRUPTIBLE_SLEEP) on a completion that IRQ 14 ([`on_interrupt`]) signals —
+//! one interrupt per sector. The command is issued and the task put to sleep with interrupts
+//! off, and each completion is reset *before* the action that makes the drive interrupt, so
+//! no wake-up is ever lost, even when the drive answers at once.
 //!
-//! ## Boot: [`init`]
-//!
-//! Interrupts are still off when `kmain` calls `drivers::init`, so the probe runs *polled*:
-//! nIEN is set (the drives may not interrupt), IDENTIFY DEVICE is sent to each drive, the
-//! status is polled until BSY clears, and the 512-byte answer is decoded ([`Identity`]:
-//! model, serial, sector count) and logged. An absent slave reads status 0. Then the IRQ 14
-//! handler is registered, the channel switches to interrupt mode and nIEN is cleared.
-//!
-//! ## A request, e.g. `disk.read(lba, buf)`
-//!
-//! ```text
-//!  calling task                                          IRQ 14: irq::dispatch → on_interrupt
-//!  ------------                                          -------------------------------------
-//!  check length, range         bad → EINVAL (nothing queued, no interrupt)
-//!  waitq_enter                 the request is queued (io kstat)
-//!  lock the channel            one command per channel at a time
-//!  waitq_to_runq               issued to the device
-//!  select drive + LBA, count
-//!  completion.reset(); issue READ SECTORS
-//!  completion.wait() ...................................  status()  → saved (INTRQ drops)
-//!                                                         completion.complete()
-//!  saved status has ERR/DF? → EIO
-//!  completion.reset(); read the sector's 256 words   ─┐   (the next sector's interrupt
-//!  ... wait again, once per sector ...               ─┘    can come as soon as the last
-//!  runq_exit; reads += 1, nread += bytes                   word is read: hence reset first)
-//! ```
-//!
-//! Writes mirror this: after WRITE SECTORS the drive asks for the first sector with DRQ and
-//! *no* interrupt (it is polled), and interrupts once after each sector it has written.
-//!
-//! ## Interrupts per request
-//!
-//! A *request* is one command issued to the drive. PIO raises INTRQ once per *DRQ data
-//! block*, and for READ/WRITE SECTORS a block is one sector, so a request for `n` sectors
-//! raises exactly `n` interrupts (READ: one before each sector's data; WRITE: one after
-//! each sector). IDENTIFY and FLUSH CACHE raise exactly one. A request refused by the
-//! driver (bad length, out of range) raises none. A call for more than 256 sectors — the
-//! most one LBA28 command can carry — is split into several requests.
-//!
-//! ## Waiting: the [`Completion`] hook
-//!
-//! How the calling task waits between issuing a command and its interrupt is not this
-//! driver's business; it goes through the [`Completion`] trait, implemented by the task
-//! layer's `IrqCompletion`: the task sleeps UNINTERRUPTIBLE on a wait queue (its time goes
-//! to UNINTERRUPTIBLE_SLEEP) and the IRQ handler's `complete` wakes it.
-//!
-//! ## Statistics
-//!
-//! Each disk keeps a Solaris I/O kstat (`tally_kstat::IoStats`, read as a `kstat_io_t`):
-//! the wait queue is "queued for the channel", the run queue "issued to the drive", both
-//! integrated over time (nanoseconds from the TSC via `base::time`). Only read and write
-//! requests pass through the queues (IDENTIFY and FLUSH do not), so Little's law holds:
-//! mean response time = Δ(wlentime + rlentime) / Δ(requests), where requests =
-//! reads + writes + failed ones. `reads`/`writes`/`nread`/`nwritten` count successful
-//! requests; failed ones leave the queues too and are counted in [`Disk::errors`].
-//! The kernel's kstat registry publishes each disk's as `ata:N:ataN`, class `disk`
-//! (`kstats/disk.rs` copies [`Disk::io_stats`] in at each read).
-//!
-//! Errors never panic: ERR/DF from the drive and timeouts are `EIO` (a timeout also resets
-//! the channel), a bad length or an LBA past the end is `EINVAL` ([`AtaError::errno`]).
+//! Each disk keeps a Solaris I/O kstat of its wait queue (queued for the channel) and run
+//! queue (issued to the drive), which `stats/disks.rs` publishes as `ata:N:ataN`. Errors
+//! never panic: ERR/DF from the drive and timeouts are `EIO` (a timeout also resets the
+//! channel), a bad length or an LBA past the end is `EINVAL` ([`AtaError::errno`]).
+//! A request step by step, the interrupts of each command and the kstat: `docs/disk.md`.
 
 use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -535,7 +484,7 @@ impl Disk {
     }
 
     /// A copy of the io kstat's data as stored (sums up to each queue's last change), for
-    /// the kstat registry to publish as `ata:N:ataN` (`kstats/disk.rs`).
+    /// the kstat registry to publish as `ata:N:ataN` (`stats/disks.rs`).
     pub fn io_stats(&self) -> IoStats {
         without_interrupts(|| *self.stats.lock())
     }

@@ -15,6 +15,8 @@
 //!   interrupt-driven reads and writes, Solaris io-kstat statistics per disk.
 //! * `tty.rs` — the console's input: COM1's receive interrupt (IRQ 4) fills a buffer that
 //!   `read(0, ...)` drains.
+//!
+//! The disk driver is explained in `docs/disk.md`; where drivers sit, `docs/architecture.md`.
 
 pub mod ata;
 pub mod tty;

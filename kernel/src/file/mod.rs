@@ -17,6 +17,8 @@
 //! parent can hand its children pipe ends. A process's files are closed when its last
 //! thread exits ([`FileTable::close_all`], called outside the table's lock because closing a
 //! pipe end wakes its peers and closing a socket takes the bus lock).
+//!
+//! See `docs/user-mode.md` (descriptors from user space) and `docs/architecture.md`.
 
 pub mod pipe;
 mod table;

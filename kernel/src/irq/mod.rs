@@ -14,6 +14,9 @@
 //! two TSC reads time the line (count, total, min, max, last start/stop; counts by kind).
 //! Because both sides use the same timestamps, the sum of INTERRUPTED over all tasks equals
 //! the sum of handler time over all lines, to the tick.
+//!
+//! See `docs/boot-and-interrupts.md` (the PICs, the tick) and `docs/microstate-accounting.md`
+//! (INTERRUPTED, the handover, the per-line timers).
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use hal::pic::NR_LINES;

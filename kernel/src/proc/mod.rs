@@ -25,6 +25,8 @@
 //! | `ids.rs` | who the running task is; the identity an accounting record carries |
 //! | `signal.rs` | `kill`, SIGCHLD, and counting the signals a task receives |
 //! | `prio.rs` | nice, scheduling policy, uid and the privilege checks |
+//!
+//! Processes from user space: `docs/user-mode.md`; the floors and the locks: `docs/architecture.md`.
 
 mod cputime;
 mod create;

@@ -1,6 +1,6 @@
 //! Self-tests of init's exec in place: pid 1 — the kernel thread running these tests —
 //! becomes a user program without a new task, as it becomes `/bin/init` after a normal boot
-//! (`main.rs`). These tests never return: pid 1's end ends the run (`task::lifecycle`), so
+//! (`main.rs`). These tests never return: pid 1's end ends the run (`proc/exit.rs`), so
 //! the verdict is the exit status it hands to QEMU and the lines the kernel prints then.
 //!
 //! * `init_exec`: pid 1 first spends time in the kernel (ONCPU_SYS, asleep), then execs the

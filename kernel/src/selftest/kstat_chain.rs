@@ -1,4 +1,4 @@
-//! Self-test `kstat`: the kernel's kstat registry (`kstats/`) read the way a user-space
+//! Self-test `kstat`: the kernel's kstat registry (`stats/`) read the way a user-space
 //! `kstat -p` will read it, through `stats::read_chain` and `stats::read` (the ABI bytes a
 //! system call will copy out), decoded with `tally_uapi::kstat`.
 //!

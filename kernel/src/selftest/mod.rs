@@ -1,12 +1,14 @@
 //! In-kernel self-tests: the kernel half of the integration scenarios in `tests/`.
 //!
 //! A self-test is a function here and one line in its scenario `tests/NAME.toml`, the
-//! function's path from this module: `selftest = "user::smoke"`. The build generates the table
+//! function's path from this module: `selftest = "ring3::smoke"`. The build generates the table
 //! `TESTS` from the scenarios; `cargo xtask test` boots the kernel once per scenario with
 //! `test=NAME` on the command line; [`run`] finds the test, runs it, and ends QEMU with
 //! success or failure. The host side (the scenario's `.toml` file) also checks the serial
 //! output, so a test that reports success but printed the wrong thing still fails. Tests that
 //! exercise fault handlers end in the handler (failure status) — their scenarios expect that.
+//!
+//! How to add one: `README.md`, "Adding an integration test".
 
 mod disk;
 mod exit_records;

@@ -1,4 +1,4 @@
-//! Self-test of signals (`task/signal.rs`): `kill` ends a process with the signal as its
+//! Self-test of signals (`proc/signal.rs`): `kill` ends a process with the signal as its
 //! wait status, an ignored signal is only counted, every received signal is counted for
 //! prstat's SIG, and a parent receives SIGCHLD when a child ends.
 

@@ -11,7 +11,7 @@
 //!
 //! ```text
 //!   task: disk.read(..) ─> Disk::request ─> IoStats (driver's lock) ─┐
-//!   reader: kstats::read(kid) ─> refresh(): registry IoStats = copy ─┘ ─> kstat_io_t bytes
+//!   reader: stats::read(kid) ─> refresh(): registry IoStats = copy ─┘ ─> kstat_io_t bytes
 //! ```
 
 use alloc::vec::Vec;

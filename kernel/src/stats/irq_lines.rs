@@ -1,7 +1,7 @@
 //! # IRQ line kstats: an interrupt kstat and an event-timer kstat per line that has fired
 //!
 //! Every interrupt is already accounted by the runqueue's `tally_microstate::IrqAccounting`
-//! (`irq::dispatch` brackets it with `task::irq_enter`/`irq_exit`): per line, how many
+//! (`irq::dispatch` brackets it with `sched::irq_enter`/`irq_return`): per line, how many
 //! interrupts of each kind, and a timer of the handlers (count, total, shortest, longest,
 //! last start and stop, in TSC ticks). That is the source of truth; this file publishes it,
 //! Solaris style, as two kstats per line:

@@ -1,53 +1,29 @@
 //! # stats — the kernel's statistics, published as Solaris-style kstats
 //!
-//! Tally's counters live where they are cheapest to keep: interrupt counts and handler
-//! timers in the runqueue's interrupt accounting (`task`), a disk's queues in its driver
-//! (`drivers::ata`), the run queue's length in [`runq`], memory counters in `mm`. This
-//! module publishes all of them the way Solaris does (kstat(3K)): one *chain* of kstats,
-//! each named `module:instance:name`, with a class, a type and a data section whose byte
-//! layout is the ABI in `tally_uapi::kstat`. The chain itself is `tally_kstat`'s
-//! [`KstatRegistry`]; this module owns the kernel's one instance of it, decides which
-//! kstats exist, and keeps their data fresh.
+//! Tally's counters live where they are cheapest to keep; this floor publishes them the way
+//! Solaris does (kstat(3KSTAT)): one chain of kstats named `module:instance:name`, whose data
+//! sections are the ABI of `tally_uapi::kstat`. The chain is `tally_kstat`'s
+//! [`KstatRegistry`]; this module owns the kernel's one instance, decides which kstats exist,
+//! and copies each one's data in from its source when it is read (Solaris' `ks_update`):
 //!
 //! ```text
 //!  where the numbers live              the kstat that publishes them       (file)
-//!  ----------------------------------  ----------------------------------  ----------
-//!  IrqAccounting, per IRQ line  ──┬──> pic:L:<line name>    intr, class interrupts   lines.rs
-//!    (task::snapshot().irq_lines) └──> unix:L:irq_timer     timer, class interrupts  lines.rs
-//!  each ATA disk's IoStats      ─────> ata:N:ataN           io,    class disk        disk.rs
-//!  task::runq_io() (scheduler)  ─────> unix:0:runq          io,    class sched       runq.rs
-//!  task, irq, mm, time counters ─────> unix:0:system_misc   named, class misc        system.rs
-//!  the message bus (crate::bus)   ─────> bus:0:genetlink      named, class net         bus.rs
+//!  ----------------------------------  ----------------------------------  --------------
+//!  IrqAccounting, per IRQ line  ──┬──> pic:L:<line name>    intr, interrupts   irq_lines.rs
+//!    (acct::snapshot().irq_lines) └──> unix:L:irq_timer     timer, interrupts  irq_lines.rs
+//!  each ATA disk's IoStats      ─────> ata:N:ataN           io, disk           disks.rs
+//!  sched::runq_io()             ─────> unix:0:runq          io, sched          runq.rs
+//!  sched, irq, memory, clocks   ─────> unix:0:system_misc   named, misc        system_misc.rs
+//!  the message bus (`bus`)      ─────> bus:0:genetlink      named, net         genetlink.rs
 //!  the chain itself             ─────> unix:0:kstat_headers (KID 0) and unix:0:kstat_types
 //! ```
 //!
-//! ## The read path (what a `kstat` system call will wrap)
-//!
-//! [`read`]`(kid, buf)` is Solaris' `KSTAT_IOC_READ`: it returns the kstat's data section
-//! as ABI bytes in `buf`, its header with a fresh `ks_snaptime`, and the chain id (KCID).
-//! [`read_chain`]`(buf)` is the same read of KID 0, whose data is every kstat's header. A
-//! reader lists the chain, reads what it wants, and re-reads the chain whenever a read
-//! reports another KCID. A short buffer is refused with `BufferTooSmall { needed }`
-//! (`ENOMEM`, as `/dev/kstat` answers so that libkstat grows its buffer and retries); a KID
-//! that does not exist is `NoSuchKstat` (`ENOENT`).
-//!
-//! Each read first *refreshes* (Solaris' `ks_update`): the sources are sampled, kstats are
-//! created for IRQ lines that have fired since the last read (so the chain, and the KCID,
-//! change when a new line appears), and the data of the kstat being read is copied in
-//! from where it really lives. The one exception is the event timers: `tally_kstat` lets a
-//! provider start and stop a timer but not overwrite one, and the handler times are already
-//! summed by the interrupt accounting, so a timer kstat's records are produced at read time
-//! from those sums (Solaris' `ks_snapshot` hook for a virtual kstat; see `lines.rs`).
-//!
-//! ## Locking
-//!
-//! One spin lock around the registry, always taken with interrupts disabled, and never from
-//! an interrupt handler: nothing in IRQ context writes to the registry. Values updated in
-//! IRQ context stay where they are (the accounting, the driver's `IoStats`, [`runq`]'s
-//! state) and are copied on read. Lock order: the registry lock before the leaf locks of
-//! the disks' statistics and before the task lock (`runq::refresh` reads
-//! `task::runq_io()` under the registry lock); nothing takes the registry lock while holding
-//! the task lock.
+//! **Locking.** One spin lock around the registry, taken with interrupts disabled and never
+//! from an interrupt handler: values updated in IRQ context stay where they are and are
+//! copied on read. The sources are sampled before the lock is taken ([`Sources`]), except the
+//! run queue's integrals (`runq::refresh` reads `sched::runq_io()` under it); nothing takes
+//! the registry lock while holding the scheduler's. The read path, the chain id and the kstats
+//! themselves are in `docs/kstat.md`.
 
 mod disks;
 mod genetlink;

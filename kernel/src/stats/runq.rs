@@ -13,15 +13,15 @@
 //! time anyone was waiting, and `rtime` the time the CPU was busy (Δrtime/Δsnaptime is its
 //! utilisation).
 //!
-//! The scheduler glue integrates both lengths itself, in TSC ticks, at every runqueue change
-//! (`task::Kernel::runq_changed`: a few additions on the context-switch path, under the lock
-//! it already holds). A read of `unix:0:runq` copies them into the registry converted to
+//! The scheduler integrates both lengths itself, in TSC ticks, at every run-queue change
+//! (`runq_changed` in `sched/state.rs`: a few additions on the context-switch path, under
+//! the lock it already holds). A read of `unix:0:runq` copies them into the registry converted to
 //! nanoseconds (Solaris' `ks_update`), and the registry's snapshot folds in the time since
 //! the last change.
 //!
 //! ```text
-//!   scheduler: wake-up, dispatch, block, exit ─> Kernel::runq_changed: set_queue_lengths(ticks)
-//!   reader: kstats::read(runq kid) ─> refresh(): registry's IoStats = sched::runq_io() in ns
+//!   scheduler: wake-up, dispatch, block, exit ─> Sched::runq_changed: set_queue_lengths(ticks)
+//!   reader: stats::read(runq kid) ─> refresh(): registry's IoStats = sched::runq_io() in ns
 //!                                  ─> registry read at the read's time: open interval folded
 //! ```
 

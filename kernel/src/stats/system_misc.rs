@@ -11,7 +11,7 @@
 //! | `hz`             | uint32 | `base::config::HZ`: the tick rate                           |
 //! | `ncpus`          | uint32 | 1                                                  |
 //! | `nproc`          | uint32 | tasks in the task table (idle and zombies included)|
-//! | `pswitch`        | uint64 | `task::nr_switches()`: context switches            |
+//! | `pswitch`        | uint64 | `sched::nr_switches()`: context switches            |
 //! | `frames_in_use`  | uint64 | `mm::stats()`: 4 KiB frames allocated              |
 //! | `frames_total`   | uint64 | `mm::stats()`: 4 KiB frames managed                |
 //! | `heap_bytes`     | uint64 | `mm::stats()`: kernel heap bytes allocated         |

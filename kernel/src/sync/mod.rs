@@ -1,6 +1,6 @@
 //! # sync — how a task waits for something, and how that something wakes it
 //!
-//! The bottom layer of the kernel binary's own code: wait queues ([`WaitQueue`]), the
+//! The floor just above `base`: wait queues ([`WaitQueue`]), the
 //! one-event completion an interrupt handler signals ([`IrqCompletion`]), and a lock whose
 //! contenders sleep instead of spinning ([`SleepLock`]). Files, the bus and the drivers wait
 //! with these.
@@ -9,6 +9,8 @@
 //! business, one layer up. So this layer never names the scheduler: the `sched` layer
 //! installs itself at boot as the [`Scheduler`] these primitives block and wake through
 //! ([`install`]). Before that, a waiter simply halts until the next interrupt.
+//!
+//! See `docs/scheduler.md` (sleeping and waking) and `docs/architecture.md` (the floors).
 
 mod completion;
 mod sleeplock;

@@ -18,7 +18,7 @@
 //!
 //! `munmap(addr, len)`: `proc::vm::Vm::munmap`.
 //!
-//! Every change moves the process's RSS/VM numbers (`task/memacct.rs`), stamped with its
+//! Every change moves the process's RSS/VM numbers (`tally_memacct`), stamped with its
 //! CPU time.
 
 use tally_uapi::errno::{EBADF, EINVAL, ENOMEM};

@@ -28,6 +28,8 @@
 //! One more thing happens on the way out of every call: if another thread of the process
 //! called `exit_group` (or died of a signal) meanwhile, this thread exits instead of
 //! returning (`proc::return_to_user`, see `proc/exit.rs`).
+//!
+//! The path from `syscall` to a handler and back, and every call: `docs/user-mode.md`.
 
 mod blk;
 mod clock_gettime;

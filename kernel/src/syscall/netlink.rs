@@ -13,7 +13,7 @@
 //!   (INTERRUPTIBLE_SLEEP) while none is queued unless `MSG_DONTWAIT` (`EAGAIN`). A datagram
 //!   longer than `len` is cut (the rest is lost, as on Linux); `MSG_TRUNC` returns its real
 //!   length. After the socket dropped a message because its receive buffer was full, the
-//!   next call fails once with `ENOBUFS` (seed 001's flow control).
+//!   next call fails once with `ENOBUFS` (Linux taskstats' flow control).
 //! * `setsockopt/getsockopt(fd, SOL_SOCKET, SO_RCVBUF, ...)`: the receive buffer in bytes.
 //!   Linux doubles the value given (it charges `skb` overhead too); Tally charges each
 //!   datagram exactly its length and does not double. Other options: `ENOPROTOOPT`.

@@ -5,11 +5,11 @@
 //! gives a pid; a *process* is a thread group, named by its leader's pid (the tgid). So
 //! `getpid` returns the tgid and `gettid` the thread's own pid. `exit` ends one thread,
 //! `exit_group` the whole process (what C's `exit()` calls): the other threads are stopped
-//! at their next return to user mode (`task/lifecycle.rs`).
+//! at their next return to user mode (`proc/exit.rs`).
 //!
 //! `setuid(uid)`: root (uid 0) may become any uid, which also flags the task as having used
 //! super-user privilege (`ASU` in its accounting record); anyone else may only "change" to
-//! the uid it has (`EPERM`). The rules are in `task/prio.rs`.
+//! the uid it has (`EPERM`). The rules are in `proc/prio.rs`.
 
 use super::{int_arg, Args, SysResult};
 use crate::proc;

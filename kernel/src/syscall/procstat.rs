@@ -18,22 +18,23 @@
 //!   be written do not fit in writable user memory at `buf`; the range is checked before
 //!   anything is copied, so a bad pointer leaves the caller's memory as it was.
 //!
-//! **One instant.** Every record is read under the kernel lock at one TSC value (the
+//! **One instant.** Every record is read under the task table's and the scheduler's locks
+//! at one TSC value (the
 //! `now_ns` of every record), so the records are mutually consistent: summing a process's
 //! threads gives its state at that instant, and two snapshots an interval apart give each
 //! thread's share of exactly that interval — what `prstat` computes.
 //!
-//! The task layer keeps clocks in TSC ticks ([`crate::acct::task_stats`]); they become
+//! The accounting keeps clocks in TSC ticks ([`crate::acct::task_stats`]); they become
 //! nanoseconds here, on the way out, as in `msa()`.
 //!
 //! **Counters.** `syscalls` is counted at every system-call entry (`sched::syscall_entered`).
-//! `signals` counts the signals the thread received (`task/signal.rs`): SIGCHLD for each
+//! `signals` counts the signals the thread received (`proc/signal.rs`): SIGCHLD for each
 //! ended child, `kill`s, fatal exceptions.
 //! `minflt`, `majflt` (always 0: no paging), `nvcsw` and `nivcsw` are the task's counters.
 //!
-//! **Memory.** `rss_kb`, `vm_kb` and their high-water marks are the process's (`memacct.rs`),
-//! the same in every thread's record, read from its memory map after the kernel lock is
-//! released (the map has a lock of its own); a kernel thread has none and shows zeros.
+//! **Memory.** `rss_kb`, `vm_kb` and their high-water marks are the process's
+//! (`tally_memacct`), the same in every thread's record, read from its memory map after the
+//! other locks are released (the map has a lock of its own); a kernel thread has none and shows zeros.
 
 use alloc::vec::Vec;
 use tally_microstate::NR_MICROSTATES;

@@ -9,7 +9,7 @@
 //!
 //! `setpriority(PRIO_PROCESS, who, nice)` and `sched_setscheduler(pid, policy, param)` act
 //! on one thread (`who`/`pid` 0: the caller), as in Linux; the permission rules (only root
-//! lowers nice or picks a real-time policy) are in `task/prio.rs`.
+//! lowers nice or picks a real-time policy) are in `proc/prio.rs`.
 
 use tally_uapi::errno::{EINTR, EINVAL};
 use tally_uapi::syscall::PRIO_PROCESS;

@@ -1,8 +1,8 @@
 //! New tasks from user space: `spawn` (a program from the ramdisk, as a child process) and
 //! `thread_create` (another thread of the caller's process).
 //!
-//! Both only copy their arguments in and hand over to the task layer (`task/exec.rs`,
-//! `task/threads.rs`); the contracts are in `tally_uapi::syscall`.
+//! Both only copy their arguments in and hand over to the task layer (`proc/exec.rs`,
+//! `proc/threads.rs`); the contracts are in `tally_uapi::syscall`.
 //!
 //! `spawn(path, path_len, argv, argc)` takes the path and every argument as (pointer,
 //! length) pairs — `argv` points to `argc` [`SpawnArg`]s — so no string needs a NUL and no

@@ -23,6 +23,8 @@
 //! core flag, so the accounting says ACORE as well as AXSIG; no core file is written.)
 //! Non-maskable
 //! interrupts, double faults and machine checks stay fatal wherever they come from.
+//!
+//! See `docs/user-mode.md` (faults from ring 3) and `docs/boot-and-interrupts.md` (the IDT).
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use tally_microstate::MicroState;
