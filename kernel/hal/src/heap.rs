@@ -23,10 +23,14 @@ struct KernelHeap(Mutex<Heap>);
 // SAFETY: allocation and deallocation are delegated to `linked_list_allocator::Heap`, whose
 // contract is the GlobalAlloc one, under a lock so that only one CPU/context is inside it.
 unsafe impl GlobalAlloc for KernelHeap {
+    /// # Safety
+    /// `GlobalAlloc::alloc`'s contract: `layout` has a non-zero size.
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         without_interrupts(|| self.0.lock().allocate_first_fit(layout).map_or(core::ptr::null_mut(), |p| p.as_ptr()))
     }
 
+    /// # Safety
+    /// `GlobalAlloc::dealloc`'s contract: `ptr` came from [`alloc`](Self::alloc) with `layout`.
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if let Some(p) = NonNull::new(ptr) {
             // SAFETY: GlobalAlloc's caller guarantees `ptr` came from `alloc` with `layout`.
