@@ -1,7 +1,7 @@
 //! # trap — what the kernel does with CPU exceptions
 //!
 //! A breakpoint is reported and execution resumes after the `int3`. (A page fault in the
-//! direct user copy never gets here: `arch`'s `idt.rs` sends it back to the copy, see
+//! direct user copy never gets here: the HAL's page-fault stub sends it back to the copy, see
 //! `hal::uaccess`.) Every other exception in the kernel is fatal: the report names the
 //! exception, its vector, the error code, RIP, and CR2 for page faults, and the run ends
 //! through QEMU's exit device with a failure status, so a broken kernel never hangs or
