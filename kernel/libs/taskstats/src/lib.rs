@@ -132,7 +132,8 @@ impl Counters {
     }
 }
 
-/// A process's memory numbers (the `MemUsage` the kernel computes).
+/// A process's memory numbers (from `tally_memacct::MemUsage`, which the kernel keeps with
+/// each memory map).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Memory {
     pub hiwater_rss_kb: u64,
