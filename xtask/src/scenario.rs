@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! description = "What the scenario proves, in one sentence."
-//! selftest = "memory::heap_and_frames"  # the kernel self-test this boot runs (see below)
+//! selftest = "heap_frames::heap_and_frames"  # the kernel self-test this boot runs (see below)
 //! cmdline = "loglevel=debug"     # kernel command line words (optional; see below)
 //! expect = "success"             # or "failure" for scenarios that must end in a fault
 //! serial = ["heap: counters back to baseline", "selftest heap: ok"]  # must appear, in order

@@ -4,7 +4,7 @@
 //! kernel self-test names the test's function, and that one line registers it:
 //!
 //! ```toml
-//! selftest = "user::smoke"   # a path from kernel/src/selftest/; `crate::demo::run` for one elsewhere
+//! selftest = "ring3::smoke"  # a path from kernel/src/selftest/; `crate::demo::run` for one elsewhere
 //! cmdline = "loglevel=debug" # optional: more words for the kernel command line
 //! ```
 //!
@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 pub struct Selftest {
     /// The scenario's name (its file name without `.toml`): the `NAME` of `test=NAME`.
     pub name: String,
-    /// The function, as a Rust path from `kernel/src/selftest/` (e.g. `user::smoke`).
+    /// The function, as a Rust path from `kernel/src/selftest/` (e.g. `ring3::smoke`).
     pub path: String,
 }
 
