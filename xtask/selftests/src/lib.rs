@@ -49,7 +49,8 @@ pub fn kernel_cmdline(name: &str, selftest: Option<&str>, cmdline: &str) -> Stri
 pub fn check(name: &str, selftest: &str, cmdline: &str) -> Result<(), String> {
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
         return Err(format!(
-            "the scenario name {name:?} becomes `test={name}` on the kernel command line: use letters, digits, `_` and `-` only"
+            "the scenario name {name:?} becomes `test={name}` on the kernel command line: \
+             use letters, digits, `_` and `-` only"
         ));
     }
     check_path(selftest)?;
@@ -74,7 +75,8 @@ fn check_path(path: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "selftest = {path:?} is not a Rust path to a function (e.g. \"user::smoke\", from kernel/src/selftest/, or \"crate::demo::run\")"
+            "selftest = {path:?} is not a Rust path to a function \
+             (e.g. \"user::smoke\", from kernel/src/selftest/, or \"crate::demo::run\")"
         ))
     }
 }
