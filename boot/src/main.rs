@@ -3,8 +3,9 @@
 //!
 //! The ramdisk is any file: the boot loader copies it into memory and hands the kernel its
 //! address and length (`boot_info.ramdisk_addr`, `ramdisk_len`). `cargo xtask` passes
-//! `target/tally/ramdisk-<profile>.cpio`, a cpio "newc" archive of `bin/<program>` that the
-//! kernel reads with `tally_loader::cpio` (format: `kernel/libs/loader/src/cpio.rs`).
+//! `target/tally/ramdisk-<profile>.cpio`, a cpio "newc" archive of `bin/<program>` (and the
+//! self-tests' fixtures, `test/<name>`) that the kernel reads with `tally_loader::cpio`
+//! (format: `kernel/libs/loader/src/cpio.rs`).
 //!
 //! This is a separate host program rather than part of `xtask` because building the
 //! `bootloader` crate compiles its real-mode boot stages (minutes the first time); keeping it

@@ -19,7 +19,7 @@
 //!     CPU                 12          1203455           301245             2113  2026-09-21T14:13:23.000000005Z
 //!     IO                   0                0                0                0  -
 //!     ...
-//!     I/O: read_char 0, write_char 24, read_syscalls 0, write_syscalls 1, read_bytes 0, write_bytes 0, cancelled_write_bytes 0
+//!     I/O: read_char 0, write_char 24, read_syscalls 0, write_syscalls 1, read_bytes 0, ...
 //!     context switches: voluntary 1, nonvoluntary 12
 //!     microstates (ms):
 //!       ONCPU_USR                     99.870
@@ -307,8 +307,15 @@ fn record(out: &mut String, r: &AggrRecord<'_>) -> Result<(), String> {
     }
     let _ = writeln!(
         out,
-        "    I/O: read_char {}, write_char {}, read_syscalls {}, write_syscalls {}, read_bytes {}, write_bytes {}, cancelled_write_bytes {}",
-        t.read_char, t.write_char, t.read_syscalls, t.write_syscalls, t.read_bytes, t.write_bytes, t.cancelled_write_bytes
+        "    I/O: read_char {}, write_char {}, read_syscalls {}, write_syscalls {}, read_bytes {}, \
+         write_bytes {}, cancelled_write_bytes {}",
+        t.read_char,
+        t.write_char,
+        t.read_syscalls,
+        t.write_syscalls,
+        t.read_bytes,
+        t.write_bytes,
+        t.cancelled_write_bytes
     );
     let _ = writeln!(
         out,
@@ -335,8 +342,16 @@ fn diagnose(m: &Msg<'_>, offset: usize) -> Bad {
         return (offset, format!("message of {} bytes, too short for a genlmsghdr", m.header.nlmsg_len));
     }
     match bad_attr_offset(m, offset, true) {
-        Some(at) => (at, String::from("malformed attribute (nla_len below 4, past its message or nest, or a cut header)")),
-        None => (offset, String::from("TASKSTATS message without a sound AGGR record (a nest lacks its PID/TGID or STATS, repeats one, or an id is not 4 bytes)")),
+        Some(at) => {
+            (at, String::from("malformed attribute (nla_len below 4, past its message or nest, or a cut header)"))
+        }
+        None => (
+            offset,
+            String::from(
+                "TASKSTATS message without a sound AGGR record \
+                 (a nest lacks its PID/TGID or STATS, repeats one, or an id is not 4 bytes)",
+            ),
+        ),
     }
 }
 
@@ -515,7 +530,10 @@ mod tests {
                 &format!("offset {ack_at}: ack, seq 2"),
                 &format!("offset {first}: exit record, seq 1"),
                 "pid 7 (threads): exit code 768 (exited with status 3), flags AFORK, utime 99870 us, stime 250 us",
-                "CPU                 12          1203455           301245             2113  2026-09-21T14:13:23.000000005Z",
+                concat!(
+                    "CPU                 12          1203455           301245             2113  ",
+                    "2026-09-21T14:13:23.000000005Z"
+                ),
                 "IO                   0                0                0                0  -",
                 "IRQ",
                 "I/O: read_char 0, write_char 24, read_syscalls 0, write_syscalls 1",

@@ -193,12 +193,17 @@ fn run(
     let status = q.run_interactive(timeout)?;
     match std::fs::metadata(&capture) {
         Ok(m) if m.len() > 0 => eprintln!(
-            "xtask: the second serial port (guest /dev/ttyS1) was captured in {} ({} bytes); `cargo xtask decode {}` prints it",
+            "xtask: the second serial port (guest /dev/ttyS1) was captured in {} ({} bytes); \
+             `cargo xtask decode {}` prints it",
             capture.display(),
             m.len(),
             capture.display()
         ),
-        _ => eprintln!("xtask: nothing was written to the second serial port (guest /dev/ttyS1); capture file {}", capture.display()),
+        _ => eprintln!(
+            "xtask: nothing was written to the second serial port (guest /dev/ttyS1); \
+             capture file {}",
+            capture.display()
+        ),
     }
     Ok(match status {
         qemu::Status::Success => ExitCode::SUCCESS,

@@ -104,7 +104,8 @@ pub fn ensure_installed() -> Result<(), String> {
     let uid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     if uid.ok().as_deref() != Some("0") {
         return Err(format!(
-            "{QEMU} is not installed. Install it with:\n    sudo apt-get update && sudo apt-get install -y qemu-system-x86"
+            "{QEMU} is not installed. Install it with:\n    sudo apt-get update && \
+             sudo apt-get install -y qemu-system-x86"
         ));
     }
     eprintln!("xtask: {QEMU} not found; installing qemu-system-x86 with apt-get");

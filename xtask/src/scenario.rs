@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! description = "What the scenario proves, in one sentence."
-//! selftest = "memory::heap_and_frames"  # the kernel self-test this boot runs (see below)
+//! selftest = "heap_frames::heap_and_frames"  # the kernel self-test this boot runs (see below)
 //! cmdline = "loglevel=debug"     # kernel command line words (optional; see below)
 //! expect = "success"             # or "failure" for scenarios that must end in a fault
 //! serial = ["heap: counters back to baseline", "selftest heap: ok"]  # must appear, in order
@@ -156,7 +156,8 @@ mod tests {
     #[test]
     fn serial_patterns_may_span_lines_written_as_crlf() {
         let s: Scenario = toml::from_str(
-            "description = \"d\"\ncmdline = \"\"\nexpect = \"success\"\nserial = [\"$ hello\\nhello: pid\", \"done\"]\n",
+            "description = \"d\"\ncmdline = \"\"\nexpect = \"success\"\n\
+             serial = [\"$ hello\\nhello: pid\", \"done\"]\n",
         )
         .unwrap();
         use crate::qemu::Status;
@@ -193,7 +194,8 @@ mod tests {
     fn a_selftest_boots_with_test_name_then_the_cmdline_words() {
         let s = scenario("heap", "description = \"d\"\nselftest = \"memory::heap_and_frames\"\nexpect = \"success\"\n");
         assert_eq!(s.kernel_cmdline(), "test=heap");
-        let text = "description = \"d\"\nselftest = \"memory::heap_and_frames\"\ncmdline = \"loglevel=debug\"\nexpect = \"success\"\n";
+        let text = "description = \"d\"\nselftest = \"memory::heap_and_frames\"\n\
+                    cmdline = \"loglevel=debug\"\nexpect = \"success\"\n";
         let s = scenario("heap_debug", text);
         assert_eq!(s.kernel_cmdline(), "test=heap_debug loglevel=debug");
         let s = scenario("shell", "description = \"d\"\ncmdline = \"init=sh demo=off\"\nexpect = \"success\"\n");
@@ -207,7 +209,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tally-scenarios-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("heap.toml");
-        let text = "description = \"d\"\nselftest = \"memory::heap_and_frames\"\ncmdline = \"test=heap\"\nexpect = \"success\"\n";
+        let text = "description = \"d\"\nselftest = \"memory::heap_and_frames\"\n\
+                    cmdline = \"test=heap\"\nexpect = \"success\"\n";
         std::fs::write(&file, text).unwrap();
         let e = load_all(&dir).unwrap_err();
         std::fs::remove_dir_all(&dir).unwrap();

@@ -38,7 +38,9 @@ pub fn list() -> Result<ExitCode, String> {
 
 pub fn run(filter: Option<&str>, opts: &BuildOpts, jobs: Option<usize>, no_host: bool) -> Result<ExitCode, String> {
     if opts.no_accounting {
-        return Err("the scenarios check accounting; test the kernel without it with `cargo xtask run --no-accounting` or `cargo xtask bench`".into());
+        return Err("the scenarios check accounting; test the kernel without it \
+                    with `cargo xtask run --no-accounting` or `cargo xtask bench`"
+            .into());
     }
     let started = Instant::now();
     let mut tally = Tally::default();

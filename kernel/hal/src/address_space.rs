@@ -22,13 +22,13 @@
 //! entries lack the USER bit, and with SMEP/SMAP (`uaccess.rs`) the kernel in turn cannot
 //! run user pages or touch them by accident.
 //!
-//! Where it sits in the flow: the safe memory map in `crate::task::vm` decides *what* may be
-//! mapped where (regions, demand-zero faults, `brk`) and calls the page-level operations
-//! here; `context::switch` loads the next thread's [`AddressSpace::root`] into CR3;
-//! `uaccess.rs` checks user pointers against [`AddressSpace::translate`]. Every frame a space
-//! takes — user pages and the page tables of the user half — comes from `crate::mm`'s pool
-//! and goes back to it when the space is cleared or dropped, so the frames-in-use counter
-//! returns to its baseline after a process is gone.
+//! Where it sits in the flow: the safe memory map in the kernel's `proc/vm.rs` decides
+//! *what* may be mapped where (regions, demand-zero faults, `brk`) and calls the page-level
+//! operations here; `context::switch` loads the next thread's [`AddressSpace::root`] into
+//! CR3; `uaccess.rs` checks user pointers against [`AddressSpace::translate`]. Every frame a
+//! space takes — user pages and the page tables of the user half — comes from the frame pool
+//! ([`crate::frames`]) and goes back to it when the space is cleared or dropped, so the
+//! frames-in-use counter returns to its baseline after a process is gone.
 //!
 //! All edits happen under the page-table lock with interrupts disabled (`paging::with_lock`).
 

@@ -4,10 +4,10 @@
 //! loader reads it from the disk image into physical memory before the kernel starts. It
 //! also maps those frames into the kernel's half of the address space and says where in
 //! `BootInfo::ramdisk_addr` / `ramdisk_len`; it marks them as its own in the memory map,
-//! so `crate::mm` never hands them out. The bytes therefore stay where they are, unchanged,
-//! for as long as the kernel runs — which is what [`ramdisk`] promises by returning a
-//! `&'static [u8]`. Everything that reads the archive (`crate::task::ramdisk`,
-//! `tally_loader::cpio`) is safe code over that slice.
+//! so the frame pool ([`crate::frames`]) never hands them out. The bytes therefore stay where
+//! they are, unchanged, for as long as the kernel runs — which is what [`ramdisk`] promises
+//! by returning a `&'static [u8]`. Everything that reads the archive (the kernel's
+//! `proc/ramdisk.rs`, `tally_loader::cpio`) is safe code over that slice.
 
 /// The ramdisk as a byte slice, from the boot loader's `(address, length)`; `None` when
 /// there is none (or a length that cannot be a real mapping).

@@ -6,9 +6,8 @@
 //! pushes them on the old thread's stack, stores `rsp` in the old [`Thread`], loads the new
 //! thread's `rsp`, pops the new thread's registers and returns — into wherever the new
 //! thread last called [`switch`], or, for a new thread, into the trampoline that calls its
-//! entry function. Every
-//! other register was already saved by the caller (or by the interrupt entry, when the
-//! switch happens on the way out of an interrupt).
+//! entry function. Every other register was already saved by the caller (or by the
+//! interrupt entry, when the switch happens on the way out of an interrupt).
 //!
 //! Each thread's stack sits in its own slot of a virtual region, with the page below it left
 //! unmapped: running off the bottom faults on the guard page instead of silently
@@ -281,9 +280,10 @@ unsafe extern "C" {
 /// (never, if `from` has exited).
 ///
 /// The two handles are *consumed* before the switch, so that a thread that never resumes
-/// leaves no reference behind on its stack. The kernel's task table must hold another
-/// reference to each (checked): that keeps both alive across the switch, and the table drops
-/// `from` only once it has been switched away from for good (a reaped zombie).
+/// leaves no reference behind on its stack. The kernel must hold another reference to each
+/// (checked; its scheduler keeps one per task, `sched/state.rs`): that keeps both alive
+/// across the switch, and the kernel drops `from` only once it has been switched away from
+/// for good (a released task's thread is freed by the next task to run).
 /// Must be called with interrupts disabled (checked), with `from` the running thread.
 pub fn switch(from: Arc<Thread>, to: Arc<Thread>) {
     assert!(!x86_64::instructions::interrupts::are_enabled(), "context switch with interrupts enabled");
@@ -319,7 +319,7 @@ pub fn switch(from: Arc<Thread>, to: Arc<Thread>) {
         super::syscall_entry::set_kernel_stack(stack_top);
     }
     // SAFETY: interrupts are off and there is one CPU, so nothing else reads or writes the two
-    // saved stack pointers. Both Threads are still alive through the task table's references
+    // saved stack pointers. Both Threads are still alive through the kernel's references
     // (asserted above), which are not dropped before this switch completes: nothing else runs
     // until it does. `next` was saved by an earlier switch away from that thread (or built by
     // `spawn`), so its stack holds exactly the frame `tally_switch_stacks` pops.

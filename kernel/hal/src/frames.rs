@@ -1,7 +1,7 @@
 //! The pool of physical frames the page tables draw from.
 //!
 //! What is free RAM, and which frame to hand out next, is bookkeeping: the kernel builds a
-//! `tally_frames::FrameAllocator` from the boot loader's memory map (`kernel/src/base/`)
+//! `tally_frames::FrameAllocator` from the boot loader's memory map (`base/memory.rs`)
 //! and hands it down once with [`install`]. From then on this module owns it behind a lock,
 //! because the HAL takes frames for page tables, kernel stacks and the heap, and must not
 //! call up into the kernel to get them. The kernel reads its counters with [`with`].

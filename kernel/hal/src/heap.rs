@@ -14,7 +14,7 @@ use super::cpu::without_interrupts;
 use super::paging::{self, MapError};
 
 /// Where the heap lives: the start of the upper-half region the kernel manages itself
-/// (the boot loader's own mappings are kept below it, see `main.rs`).
+/// (the boot loader's own mappings are kept below it: [`BOOT_CONFIG`](crate::BOOT_CONFIG)).
 pub const HEAP_START: u64 = 0xffff_c000_0000_0000;
 pub const HEAP_SIZE: u64 = 32 * 1024 * 1024;
 

@@ -2,14 +2,13 @@
 //!
 //! Vectors 0–31 are CPU exceptions; each gets a stub that packs what the CPU pushed into an
 //! [`Exception`] and hands it to the kernel's policy, the [`TrapHandlers`] the kernel gave
-//! [`init`] (its `trap` layer: report the fault and stop the machine, resume after a
+//! [`init`] (its `trap` floor: report the fault and stop the machine, resume after a
 //! breakpoint, or — for an exception from user mode — fix a demand-zero page fault or kill
 //! the task). An exception from ring 3 arrives on the thread's kernel stack (TSS `rsp0`, set
 //! at every switch). Vectors 32–47 are the 16 legacy IRQ lines of the two 8259 PICs; each
 //! stub calls the kernel's `irq(line, from_user)` (its `irq` dispatcher), saying whether the
-//! interrupted code ran in ring 3. Stubs use the
-//! `x86-interrupt` calling convention, so the compiler saves every register the handler
-//! clobbers and returns with `iretq`.
+//! interrupted code ran in ring 3. Stubs use the `x86-interrupt` calling convention, so the
+//! compiler saves every register the handler clobbers and returns with `iretq`.
 
 use spin::Once;
 use x86_64::registers::control::Cr2;

@@ -3,12 +3,13 @@
 //! The boot loader maps all of physical memory at a fixed offset in the upper half, so the
 //! kernel can reach any page-table frame through that window; the `x86_64` crate's
 //! `OffsetPageTable` walks and edits the tables that way. Frames come from the
-//! hardware-independent `tally_frames::FrameAllocator` held in `crate::mm`.
+//! hardware-independent `tally_frames::FrameAllocator` the kernel hands down at boot
+//! ([`crate::frames`]).
 //!
 //! Everything here edits the *kernel's* level-4 table (the one the boot loader built, read
 //! from CR3 at [`init`]), whichever table is active: the upper half of every user address
 //! space (`address_space.rs`) points to the same lower-level tables, so a kernel mapping made
-//! here is seen by all of them. [`populate_kernel_half`] therefore gives every upper-half
+//! here is seen by all of them. `populate_kernel_half` therefore gives every upper-half
 //! level-4 slot its level-3 table up front: the 256 upper-half entries never change
 //! afterwards, and copying them once into a new address space is enough.
 

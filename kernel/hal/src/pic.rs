@@ -27,7 +27,8 @@ const OCW3_READ_ISR: u8 = 0x0b;
 // PC ports the crate uses.
 static PICS: Mutex<ChainedPics> = Mutex::new(unsafe { ChainedPics::new(IRQ_BASE, IRQ_BASE + 8) });
 
-/// Remap both PICs and mask every line; drivers unmask the lines they handle.
+/// Remap both PICs and mask every line; the kernel's `irq` floor unmasks each line as it
+/// installs that line's handler.
 pub fn init() {
     let mut pics = PICS.lock();
     // SAFETY: interrupts are still disabled at this point of bring-up; the PICs are

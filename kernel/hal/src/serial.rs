@@ -7,7 +7,8 @@
 //! **Input.** What the terminal types arrives in the UART's receive FIFO; with the "data
 //! ready" interrupt enabled ([`enable_rx_interrupt`]) the UART raises IRQ 4 as bytes come
 //! in (at the FIFO's trigger level, or after a few character times of silence), and the
-//! console driver (`crate::drivers::tty`) drains the FIFO with [`receive`] in its handler.
+//! kernel's console driver (`drivers/tty.rs`) drains the FIFO with [`receive`] in its
+//! handler.
 //!
 //! **Loopback**, for tests: with the modem control register's LOOP bit set, the UART feeds
 //! what it transmits straight back into its own receiver instead of the wire — a byte

@@ -16,11 +16,11 @@
 //! thread's kernel stack top — a static that `context::switch` updates for every thread it
 //! switches to (one CPU; an SMP kernel would keep both words in a per-CPU area reached with
 //! `swapgs`). It then pushes every user register into a [`SyscallFrame`] and calls the
-//! kernel's [`SyscallHandlers::entry`] (its `syscall` layer, safe Rust: microstates,
+//! kernel's [`SyscallHandlers::entry`] (its `syscall` floor, safe Rust: microstates,
 //! interrupts on, dispatch, preemption) with the frame, then, with interrupts off again,
-//! [`SyscallHandlers::leave`] (back to user mode's microstate). Registers come
-//! back from the frame, so the result is whatever the dispatcher left in `frame.rax`, and
-//! every other register except `rcx`/`r11` is preserved, as on Linux.
+//! [`SyscallHandlers::leave`] (back to user mode's microstate). Registers come back from
+//! the frame, so the result is whatever the dispatcher left in `frame.rax`, and every other
+//! register except `rcx`/`r11` is preserved, as on Linux.
 //!
 //! The way out is `sysretq`: `rip ← rcx`, `rflags ← r11`, CS/SS ← the user selectors derived
 //! from `STAR[63:48]` (+16 and +8: the GDT's user code and data, `gdt.rs`). One trap: on Intel

@@ -11,8 +11,8 @@
 //! 2. walk the page tables of the caller's (active) address space for every page of the
 //!    range: present, user-accessible, and writable if the kernel is to write. A page that
 //!    is not yet mapped is handed to the caller's `resolve` callback, which maps it if the
-//!    process's memory map allows (a demand-zero page, see `crate::task::vm`) — the same
-//!    decision the page-fault handler would make; if it cannot, the access fails;
+//!    process's memory map allows (a demand-zero page, see the kernel's `proc/vm.rs`) —
+//!    the same decision the page-fault handler would make; if it cannot, the access fails;
 //!
 //! and only then copy, one page at a time, with interrupts off between the re-check of the
 //! page and the copy, so nothing can unmap it in between. The copy itself is bracketed by
@@ -22,7 +22,8 @@
 //! page in ring 0. Both are enabled by [`init`] when CPUID says the CPU has them (QEMU's
 //! `-cpu max` does).
 //!
-//! Failure is reported as [`Fault`]; the system-call layer turns it into `-EFAULT`.
+//! Failure is reported as [`Fault`]; the kernel's system calls (`syscall/usercopy.rs`) turn
+//! it into `-EFAULT`.
 //!
 //! **The direct path.** Most copies are small and land on pages the process has already
 //! touched, so the checks above would only confirm what the MMU is about to check anyway.

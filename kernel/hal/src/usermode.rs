@@ -2,7 +2,7 @@
 //!
 //! The CPU runs user code at privilege level 3. Nothing special is needed to *be* in ring 3
 //! — CS's low two bits say so — but getting there, and getting back, needs the pieces the
-//! rest of this directory provides:
+//! rest of this crate provides:
 //!
 //! * `gdt.rs`: ring-3 code and data segments, and the TSS whose `rsp0` is the kernel stack
 //!   the CPU switches to on an interrupt or exception from ring 3;
@@ -45,10 +45,10 @@ pub fn init<S: SyscallHandlers>() -> Features {
     // SAFETY: CR0.MP with EM clear makes x87/SSE instructions execute (no emulation trap),
     // CR0.NE reports x87 errors as #MF (SIGFPE) rather than through the PIC's IRQ 13;
     // CR4.OSFXSR/OSXMMEXCPT declare that the kernel saves SSE state with fxsave (context.rs
-    // does, for every user thread) and handles SIMD exceptions (#XM, `trap.rs`). The kernel
-    // is compiled without SSE, so its own code is unaffected. CR0.WP (the boot loader sets it
-    // too) makes read-only pages read-only for the kernel as well, which `uaccess`'s direct
-    // copies rely on.
+    // does, for every user thread) and handles SIMD exceptions (#XM, the kernel's `trap`
+    // floor). The kernel is compiled without SSE, so its own code is unaffected. CR0.WP (the
+    // boot loader sets it too) makes read-only pages read-only for the kernel as well, which
+    // `uaccess`'s direct copies rely on.
     unsafe {
         Cr0::update(|f| {
             f.remove(Cr0Flags::EMULATE_COPROCESSOR | Cr0Flags::TASK_SWITCHED);

@@ -1,7 +1,7 @@
 //! `badptr` — every system call that takes a user pointer, given bad ones: each must answer
 //! `-EFAULT`, and the kernel must go on.
 //!
-//! The kernel checks a user range before it touches it (`kernel/src/syscall/uaccess.rs`):
+//! The kernel checks a user range before it touches it (`kernel/src/syscall/usercopy.rs`):
 //! canonical, below the user half's end, not wrapping, mapped with the access the call needs.
 //! `syscall_fuzz` shows that random arguments cannot fault the kernel; this program shows
 //! the *answer* for each call and each kind of bad pointer:

@@ -6,7 +6,7 @@
 //! ```
 //!
 //! The program is a client of the kernel's message bus (`tally-msgbus`, framed like Linux
-//! generic netlink, seed 001). Everything it does is a message:
+//! generic netlink, as Linux taskstats is). Everything it does is a message:
 //!
 //! 1. It opens `socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC)` (with `-r`, sets `SO_RCVBUF`
 //!    first), binds it, and asks the controller (`CTRL_CMD_GETFAMILY "TASKSTATS"`) for the

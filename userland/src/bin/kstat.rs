@@ -66,7 +66,10 @@ enum Mode {
 
 fn main() -> i32 {
     let Some((mode, filters)) = parse_args() else {
-        eprintln!("usage: kstat [-p | -l] [-m MODULE] [-i INSTANCE] [-n NAME] [-s STATISTIC] [module[:instance[:name[:statistic]]]]...");
+        eprintln!(
+            "usage: kstat [-p | -l] [-m MODULE] [-i INSTANCE] [-n NAME] [-s STATISTIC] \
+             [module[:instance[:name[:statistic]]]]..."
+        );
         return 2;
     };
     let mut out = String::new();

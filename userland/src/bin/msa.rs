@@ -39,7 +39,8 @@ use tally_rt::{eprintln, println, sys};
 
 tally_rt::entry!(main);
 
-const USAGE: &str = "usage: msa CMD [ARGS...]   (MSA_CHILDREN: CMD's times)\n       msa [-s | -t]        (MSA_SELF: this process; -t: MSA_THREAD, this thread)";
+const USAGE: &str = "usage: msa CMD [ARGS...]   (MSA_CHILDREN: CMD's times)\n       msa [-s | -t]        \
+                     (MSA_SELF: this process; -t: MSA_THREAD, this thread)";
 
 fn main() -> i32 {
     let cmd: Vec<&str> = tally_rt::args().skip(1).collect();
@@ -106,8 +107,15 @@ fn run_child(cmd: &[&str]) -> Result<(), i32> {
         Ok(_) => {
             println!("msa: pid {pid} ({}) {}", Joined(cmd), describe(status));
             println!(
-                "msa: rusage: user {}.{:06} s, system {}.{:06} s, {} minor faults, {} voluntary / {} involuntary switches",
-                ru.ru_utime.tv_sec, ru.ru_utime.tv_usec, ru.ru_stime.tv_sec, ru.ru_stime.tv_usec, ru.ru_minflt, ru.ru_nvcsw, ru.ru_nivcsw
+                "msa: rusage: user {}.{:06} s, system {}.{:06} s, {} minor faults, \
+                 {} voluntary / {} involuntary switches",
+                ru.ru_utime.tv_sec,
+                ru.ru_utime.tv_usec,
+                ru.ru_stime.tv_sec,
+                ru.ru_stime.tv_usec,
+                ru.ru_minflt,
+                ru.ru_nvcsw,
+                ru.ru_nivcsw
             );
             Ok(())
         }

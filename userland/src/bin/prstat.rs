@@ -30,7 +30,7 @@
 //! | SLP    | `pr_slptime`, all other sleep    | INTERRUPTIBLE_SLEEP + UNINTERRUPTIBLE_SLEEP + POLL_SLEEP |
 //! | LAT    | `pr_wtime`, waiting for a CPU    | ONACTIVEQUEUE + ONEXPIREDQUEUE |
 //! | VCX ICX | `pr_vctx`, `pr_ictx`            | voluntary / involuntary context switches in the interval |
-//! | SCL SIG | `pr_sysc`, `pr_sigs`            | system calls / signals received in the interval (SIGCHLD per ended child, `kill`s, fatal faults) |
+//! | SCL SIG | `pr_sysc`, `pr_sigs`            | system calls / signals in the interval (SIGCHLD, `kill`, faults) |
 //!
 //! Three states have no column, and their time is simply not shown, so a row can add up to
 //! less than 100: STOPPED (Solaris keeps `pr_stoptime` and prstat does not print it
@@ -88,7 +88,10 @@ struct Opts {
 
 fn main() -> i32 {
     let Some(opts) = parse_args() else {
-        eprintln!("usage: prstat [-L] [-c] [-m] [INTERVAL_MS] [COUNT]   (INTERVAL_MS 1..{MAX_INTERVAL_MS}, default {DEFAULT_INTERVAL_MS}; COUNT >= 1, default 1)");
+        eprintln!(
+            "usage: prstat [-L] [-c] [-m] [INTERVAL_MS] [COUNT]   \
+             (INTERVAL_MS 1..{MAX_INTERVAL_MS}, default {DEFAULT_INTERVAL_MS}; COUNT >= 1, default 1)"
+        );
         return 2;
     };
     let mut before = match sys::proc_stat_all() {

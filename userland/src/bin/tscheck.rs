@@ -227,7 +227,8 @@ fn check_self() -> Step<i32> {
     let own = |m: &[u64]| m.iter().sum::<u64>();
     c.expect(own(&gm) > own(&pm), format_args!("the TGID record ({} ns) includes the helper thread's time", own(&gm)));
     println!(
-        "tscheck self: pid {tid}: ONCPU_USR {usr} ns, ONCPU_SYS {} ns in [{}, {}]; tgid {pid}: {} ns of clocks over 2 threads",
+        "tscheck self: pid {tid}: ONCPU_USR {usr} ns, ONCPU_SYS {} ns in [{}, {}]; \
+         tgid {pid}: {} ns of clocks over 2 threads",
         at(&pm, MicroState::OncpuSys),
         thread_before[MicroState::OncpuSys.index()],
         thread_after[MicroState::OncpuSys.index()],
@@ -599,8 +600,16 @@ fn check_blk(sectors: u64) -> Step<i32> {
         let e = l.run(argv, |_| Ok(()))?;
         let t = &e.per_pid;
         println!(
-            "tscheck blk: {}: read_bytes {} write_bytes {} blkio_count {} blkio_delay_total {} ns (max {} min {}) read_syscalls {}",
-            argv.join(" "), t.read_bytes, t.write_bytes, t.blkio_count, t.blkio_delay_total, t.blkio_delay_max, t.blkio_delay_min, t.read_syscalls
+            "tscheck blk: {}: read_bytes {} write_bytes {} blkio_count {} blkio_delay_total {} ns \
+             (max {} min {}) read_syscalls {}",
+            argv.join(" "),
+            t.read_bytes,
+            t.write_bytes,
+            t.blkio_count,
+            t.blkio_delay_total,
+            t.blkio_delay_max,
+            t.blkio_delay_min,
+            t.read_syscalls
         );
         c.expect(
             t.read_bytes == bytes,
@@ -647,8 +656,11 @@ fn check_sockio() -> Step<i32> {
     let reply_ok =
         Messages::new(&buf[..got.min(buf.len())]).flatten().next().is_some_and(|m| m.header.nlmsg_seq == seq);
     println!(
-        "tscheck sockio: rchar/wchar/syscr/syscw {:?} -> {:?} over recvfrom+sendto; -> {:?} after write({sent}) + read({got})",
-        io_counters(&a), io_counters(&b), io_counters(&d)
+        "tscheck sockio: rchar/wchar/syscr/syscw {:?} -> {:?} over recvfrom+sendto; \
+         -> {:?} after write({sent}) + read({got})",
+        io_counters(&a),
+        io_counters(&b),
+        io_counters(&d)
     );
     c.expect(reply_ok, format_args!("read() did not return the reply to the request written"));
     c.expect(

@@ -26,8 +26,9 @@ const LAST_LBA: u64 = 8191;
 
 fn main() -> i32 {
     let mut buf = [0u8; 0x2000];
-    expect_ok(sys::blk_write(100, &buf[..0]), 0, 1); // 0 sectors: nothing to do
-                                                     // More than BLK_MAX_SECTORS, into a buffer of 16: refused before the buffer matters.
+    // 0 sectors: nothing to do.
+    expect_ok(sys::blk_write(100, &buf[..0]), 0, 1);
+    // More than BLK_MAX_SECTORS, into a buffer of 16: refused before the buffer matters.
     expect_err(probe::blk_read(0, (&mut buf[..]).into(), BLK_MAX_SECTORS + 1), EINVAL, 2);
     expect_err(sys::blk_read(LAST_LBA, &mut buf[..2 * SECTOR]), EINVAL, 3); // past the end
     expect_err(sys::blk_read(u64::MAX, &mut buf[..SECTOR]), EINVAL, 4); // lba + sectors overflows

@@ -59,8 +59,9 @@ fn main() -> i32 {
     }
     check(w[5 * WORDS].load(Relaxed) == 5, 21);
     expect_err(probe::mmap(base, PAGE, RW, ANON | MAP_FIXED_NOREPLACE, -1, 0), EEXIST, 7);
-    expect_err(probe::mmap_fixed_refused(USER_IMAGE_BASE as usize, PAGE, RW, ANON), EINVAL, 8); // over the program
-                                                                                                // Over the stack's guard page (USER_STACK_GUARD) and the free page below it.
+    // Over the program.
+    expect_err(probe::mmap_fixed_refused(USER_IMAGE_BASE as usize, PAGE, RW, ANON), EINVAL, 8);
+    // Over the stack's guard page (USER_STACK_GUARD) and the free page below it.
     expect_err(probe::mmap_fixed_refused(USER_STACK_GUARD as usize - PAGE, 2 * PAGE, RW, ANON), EINVAL, 27);
     expect_ok(m.replace(4 * PAGE, PAGE), base + 4 * PAGE, 9); // MAP_FIXED over page 4: a fresh zero page
     check(w[4 * WORDS].load(Relaxed) == 0, 10);
@@ -73,7 +74,8 @@ fn main() -> i32 {
         _ => fail(14),
     };
     check(m.words()[5 * WORDS].load(Relaxed) == 0, 23); // and zeroed
-                                                        // clock_gettime into page 6, untouched since the mmap: the kernel's copy faults it in.
+
+    // clock_gettime into page 6, untouched since the mmap: the kernel's copy faults it in.
     let ts = &mut m.bytes_mut()[6 * PAGE..6 * PAGE + 16];
     expect_ok(probe::clock_gettime(CLOCK_MONOTONIC, Out::from(ts)), 0, 24);
     check(m.words()[6 * WORDS].load(Relaxed) | m.words()[6 * WORDS + 1].load(Relaxed) != 0, 25);

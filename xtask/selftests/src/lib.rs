@@ -4,7 +4,7 @@
 //! kernel self-test names the test's function, and that one line registers it:
 //!
 //! ```toml
-//! selftest = "user::smoke"   # a path from kernel/src/selftest/; `crate::demo::run` for one elsewhere
+//! selftest = "ring3::smoke"  # a path from kernel/src/selftest/; `crate::demo::run` for one elsewhere
 //! cmdline = "loglevel=debug" # optional: more words for the kernel command line
 //! ```
 //!
@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 pub struct Selftest {
     /// The scenario's name (its file name without `.toml`): the `NAME` of `test=NAME`.
     pub name: String,
-    /// The function, as a Rust path from `kernel/src/selftest/` (e.g. `user::smoke`).
+    /// The function, as a Rust path from `kernel/src/selftest/` (e.g. `ring3::smoke`).
     pub path: String,
 }
 
@@ -49,7 +49,8 @@ pub fn kernel_cmdline(name: &str, selftest: Option<&str>, cmdline: &str) -> Stri
 pub fn check(name: &str, selftest: &str, cmdline: &str) -> Result<(), String> {
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
         return Err(format!(
-            "the scenario name {name:?} becomes `test={name}` on the kernel command line: use letters, digits, `_` and `-` only"
+            "the scenario name {name:?} becomes `test={name}` on the kernel command line: \
+             use letters, digits, `_` and `-` only"
         ));
     }
     check_path(selftest)?;
@@ -74,7 +75,8 @@ fn check_path(path: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "selftest = {path:?} is not a Rust path to a function (e.g. \"user::smoke\", from kernel/src/selftest/, or \"crate::demo::run\")"
+            "selftest = {path:?} is not a Rust path to a function \
+             (e.g. \"user::smoke\", from kernel/src/selftest/, or \"crate::demo::run\")"
         ))
     }
 }

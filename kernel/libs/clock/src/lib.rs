@@ -1,6 +1,6 @@
 //! # tally-clock — the arithmetic of time
 //!
-//! The kernel has three sources of time, read by the arch layer:
+//! The kernel has three sources of time, read by the HAL (`tally-hal`: `tsc`, `pit`, `rtc`):
 //!
 //! * the **TSC**, a 64-bit counter that ticks at a constant rate: cheap to read (one
 //!   instruction), so every accounting timestamp is a raw TSC value;

@@ -1,9 +1,10 @@
 //! The CMOS real-time clock's calendar, turned into Unix time.
 //!
 //! The RTC keeps seconds, minutes, hours, day, month and a two-digit year in registers that
-//! may be BCD or binary and 12- or 24-hour, as status register B says. The arch layer reads
-//! the raw registers (twice, until two reads agree, so an update in progress is not seen
-//! half-done); this module decodes them and counts the days since 1970-01-01.
+//! may be BCD or binary and 12- or 24-hour, as status register B says. The HAL
+//! (`tally-hal`'s `rtc`) reads the raw registers (twice, until two reads agree, so an update
+//! in progress is not seen half-done); this module decodes them and counts the days since
+//! 1970-01-01.
 
 /// The RTC registers as read, before decoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -181,7 +181,11 @@ mod tests {
         }
 
         #[test]
-        fn conversion_is_additive_to_within_rounding(hz in 1_000_000u64..10_000_000_000, a in 0u64..(1u64 << 50), b in 0u64..(1u64 << 50)) {
+        fn conversion_is_additive_to_within_rounding(
+            hz in 1_000_000u64..10_000_000_000,
+            a in 0u64..(1u64 << 50),
+            b in 0u64..(1u64 << 50),
+        ) {
             let c = TscClock::new(hz, 0);
             let whole = c.ticks_to_ns(a + b);
             let parts = c.ticks_to_ns(a) + c.ticks_to_ns(b);

@@ -6,8 +6,9 @@
 //! keeps exact counters (frames in use, allocated, freed) because the tests of every
 //! subsystem end with "frames back to baseline": a leak shows up as a number, not a hunch.
 //!
-//! Nothing here touches memory: the arch layer maps frames and implements the `x86_64`
-//! crate's allocator trait on top of this bookkeeping.
+//! Nothing here touches memory: the HAL (`tally-hal`'s `frames` and `paging`) owns the
+//! allocator once the kernel has filled it, maps frames, and implements the `x86_64` crate's
+//! allocator trait on top of this bookkeeping.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 

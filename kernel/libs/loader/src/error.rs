@@ -10,7 +10,7 @@
 //! | `ENOENT`  | no such file in the ramdisk                                             |
 //! | `EIO`     | the ramdisk archive itself is corrupt                                   |
 //! | `ENOEXEC` | not an x86_64 ELF executable we can run (bad magic, wrong class/arch/type, truncated, dynamic) |
-//! | `EINVAL`  | an ELF whose layout breaks the address-space rules (kernel half, overlap, alignment) or a bad argument |
+//! | `EINVAL`  | an ELF breaking the address-space rules (kernel half, overlap, alignment), or a bad argument |
 //! | `E2BIG`   | over a size limit: too many segments, an image too large, arguments too long |
 
 use core::fmt;

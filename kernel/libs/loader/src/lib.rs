@@ -18,9 +18,10 @@
 //! 3. **Build the initial stack.** [`stack::StackImage`] lays out `argc`, the `argv` and
 //!    `envp` pointer arrays, the auxiliary vector and the strings themselves, exactly as the
 //!    System V x86_64 ABI (and so Linux) does, and computes the initial `rsp`.
-//! 4. **Map and go** (the kernel's arch code): allocate frames, map each segment's pages
-//!    with its flags, copy the file bytes, zero the rest, copy the stack image below the
-//!    stack top, and return to ring 3 at the entry point with `rsp` as computed.
+//! 4. **Map and go** (the kernel's `proc/exec.rs` and `proc/vm.rs`, over the HAL's page
+//!    tables): allocate frames, map each segment's pages with its flags, copy the file
+//!    bytes, zero the rest, copy the stack image below the stack top, and return to ring 3
+//!    at the entry point with `rsp` as computed.
 //!
 //! [`prepare`] runs steps 1-3 in one call.
 //!

@@ -61,7 +61,10 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
     #[test]
-    fn cpio_never_panics_on_random_bytes(data in proptest::collection::vec(any::<u8>(), 0..600), path in "[a-z/.]{0,12}") {
+    fn cpio_never_panics_on_random_bytes(
+        data in proptest::collection::vec(any::<u8>(), 0..600),
+        path in "[a-z/.]{0,12}",
+    ) {
         let a = Archive::new(&data);
         for e in a.entries() {
             match e {
@@ -78,7 +81,10 @@ proptest! {
 
     #[test]
     fn cpio_round_trips_and_survives_damage(
-        files in proptest::collection::vec(("[a-z]{1,8}(/[a-z]{1,8}){0,2}", proptest::collection::vec(any::<u8>(), 0..100)), 0..8),
+        files in proptest::collection::vec(
+            ("[a-z]{1,8}(/[a-z]{1,8}){0,2}", proptest::collection::vec(any::<u8>(), 0..100)),
+            0..8,
+        ),
         cut in any::<prop::sample::Index>(),
         flip in any::<prop::sample::Index>(),
         byte in any::<u8>(),
@@ -135,7 +141,10 @@ proptest! {
     }
 
     #[test]
-    fn elf_mutations_of_a_good_file(flips in proptest::collection::vec((0usize..0x200, any::<u8>()), 1..6), cut in 0usize..0x3001) {
+    fn elf_mutations_of_a_good_file(
+        flips in proptest::collection::vec((0usize..0x200, any::<u8>()), 1..6),
+        cut in 0usize..0x3001,
+    ) {
         let mut f = tally_loader::elf::testelf::typical();
         for (i, b) in flips {
             f[i] = b;

@@ -9,9 +9,13 @@
 //!
 //! | delay kind | microstates | produced in Tally by |
 //! |---|---|---|
-//! | CPU (`cpu_*`) | `ONACTIVEQUEUE`, `ONEXPIREDQUEUE` | a wait on the run queue, from wake-up (or preemption) to being picked |
-//! | block I/O (`blkio_*`) | `UNINTERRUPTIBLE_SLEEP` | the only uninterruptible sleeps in the kernel are the disk's: `IrqCompletion::wait` (a request waiting for IRQ 14) and `SleepLock` (waiting for the ATA channel, held across a request) |
+//! | CPU (`cpu_*`) | `ONACTIVEQUEUE`, `ONEXPIREDQUEUE` | a run-queue wait, from wake-up (or preemption) until picked |
+//! | block I/O (`blkio_*`) | `UNINTERRUPTIBLE_SLEEP` | a wait for the disk (see below) |
 //! | IRQ (`irq_*`) | `INTERRUPTED` | an interrupt handled while the task was on the CPU |
+//!
+//! The only uninterruptible sleeps in the kernel are the disk's: `IrqCompletion::wait` (a
+//! request waiting for IRQ 14) and `SleepLock` (waiting for the ATA channel, held across a
+//! request).
 //!
 //! **Why a set of states, not one state.** The lazy array flip moves a waiting task from
 //! `ONEXPIREDQUEUE` to `ONACTIVEQUEUE` without it ever leaving the run queue: that is one wait
@@ -238,7 +242,10 @@ mod tests {
 
     proptest! {
         #[test]
-        fn close_keeps_the_shortest_nonzero_episode(min in prop_oneof![Just(0u64), 1u64..8, any::<u64>()], len in prop_oneof![Just(0u64), 1u64..8, any::<u64>()]) {
+        fn close_keeps_the_shortest_nonzero_episode(
+            min in prop_oneof![Just(0u64), 1u64..8, any::<u64>()],
+            len in prop_oneof![Just(0u64), 1u64..8, any::<u64>()],
+        ) {
             let mut e = DelayEpisodes { min, ..DelayEpisodes::ZERO };
             e.close(len, 1);
             let want = if len != 0 && (min == 0 || len < min) { len } else { min };
@@ -355,7 +362,11 @@ mod clock_props {
 
     proptest! {
         #[test]
-        fn episodes_match_the_clocks_and_the_model(start in 0usize..NR_MICROSTATES, evs in events(), peek in 0u64..1_000) {
+        fn episodes_match_the_clocks_and_the_model(
+            start in 0usize..NR_MICROSTATES,
+            evs in events(),
+            peek in 0u64..1_000,
+        ) {
             let first = MicroState::ALL[start];
             let mut now = 1_000u64;
             let mut c = MsaClock::new(now, first);
@@ -381,7 +392,8 @@ mod clock_props {
             // delay clocks' share of it.
             let d = c.delays(now);
             let s = c.snapshot(now);
-            let other: u64 = MicroState::ALL.iter().filter(|st| DelayClass::of(**st).is_none()).map(|st| s[st.index()]).sum();
+            let other: u64 =
+                MicroState::ALL.iter().filter(|st| DelayClass::of(**st).is_none()).map(|st| s[st.index()]).sum();
             prop_assert_eq!(d.cpu.total + d.blkio.total + d.irq.total + other, now.max(c.last_change()) - c.created());
         }
 
@@ -399,7 +411,13 @@ mod clock_props {
             let ((da, sa), (db, sb)) = (run(&a), run(&b));
             let mut sum = da;
             sum.add(&db);
-            prop_assert_eq!(sum.cpu.total, sa[OnActiveQueue.index()] + sa[OnExpiredQueue.index()] + sb[OnActiveQueue.index()] + sb[OnExpiredQueue.index()]);
+            prop_assert_eq!(
+                sum.cpu.total,
+                sa[OnActiveQueue.index()]
+                    + sa[OnExpiredQueue.index()]
+                    + sb[OnActiveQueue.index()]
+                    + sb[OnExpiredQueue.index()]
+            );
             prop_assert_eq!(sum.blkio.count, da.blkio.count + db.blkio.count);
             prop_assert_eq!(sum.irq.max, da.irq.max.max(db.irq.max));
         }

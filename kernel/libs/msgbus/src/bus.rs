@@ -22,19 +22,21 @@
 //! `send` walks the buffer like Linux's `netlink_rcv_skb()` and answers on the sending
 //! socket, in order:
 //!
-//! | the message                                              | Linux                    | Tally                                     |
-//! |----------------------------------------------------------|--------------------------|-------------------------------------------|
-//! | fewer than 16 bytes left (no header)                     | stop silently            | stop; counted `malformed`                  |
-//! | `nlmsg_len < 16` or past the end of the buffer           | stop silently            | stop; counted `malformed`; `-EINVAL` reply echoing the header (`NLM_F_CAPPED`) |
-//! | no `NLM_F_REQUEST`, or a control type (< 0x10)           | skipped (acked if `NLM_F_ACK`) | same; counted `ignored`               |
-//! | unknown family id                                        | `-ENOENT`                | same                                      |
-//! | payload shorter than `genlmsghdr` (+ family header)       | `-EINVAL`                | same; counted `malformed`                  |
-//! | unknown command                                          | `-EOPNOTSUPP`            | same                                      |
-//! | admin-only command, sender not admin                     | `-EPERM`                 | same (uid ≠ 0)                             |
-//! | dump request (`NLM_F_DUMP`)                              | the family's dumpit      | `-EOPNOTSUPP` (no dumps)                   |
-//! | malformed attributes                                     | `-EINVAL` (or a warning)  | `-EINVAL`; counted `malformed`             |
-//! | handler error                                            | `-errno`                 | same                                      |
-//! | success, `NLM_F_ACK`                                     | ack (error 0)            | same, after the replies                   |
+//! | the message                               | Linux                    | Tally                                     |
+//! |-------------------------------------------|--------------------------|-------------------------------------------|
+//! | fewer than 16 bytes left (no header)      | stop silently            | stop; counted `malformed`                 |
+//! | `nlmsg_len` < 16 or past the buffer's end | stop silently            | `-EINVAL`, then stop; counted `malformed` |
+//! | no `NLM_F_REQUEST`, or control (< 0x10)   | skipped (acked if asked) | same; counted `ignored`                   |
+//! | unknown family id                         | `-ENOENT`                | same                                      |
+//! | payload < `genlmsghdr` (+ family header)  | `-EINVAL`                | same; counted `malformed`                 |
+//! | unknown command                           | `-EOPNOTSUPP`            | same                                      |
+//! | admin-only command, sender not admin      | `-EPERM`                 | same (uid ≠ 0)                            |
+//! | dump request (`NLM_F_DUMP`)               | the family's dumpit      | `-EOPNOTSUPP` (no dumps)                  |
+//! | malformed attributes                      | `-EINVAL` (or a warning) | `-EINVAL`; counted `malformed`            |
+//! | handler error                             | `-errno`                 | same                                      |
+//! | success, `NLM_F_ACK`                      | ack (error 0)            | same, after the replies                   |
+//!
+//! The `-EINVAL` answering a bad `nlmsg_len` echoes only the header (`NLM_F_CAPPED`).
 //!
 //! Every reply, error and ack takes the request's `seq` and the socket's port id. `send`
 //! itself fails only for the socket: `EBADF`, `EMSGSIZE` (more than [`MAX_SEND`] bytes),

@@ -13,7 +13,10 @@
 //! |------------------|------------------------------------------------------------------------|
 //! | `EBADF`          | any call naming a socket that is not open (a stale [`SockId`](crate::SockId)) |
 //! | `EAFNOSUPPORT`   | `open` with a domain other than `AF_NETLINK`                            |
-//! | `EINVAL`         | `open` with a socket type out of range or unknown type flags; `send` of fewer than 16 bytes; `bind` of a bound socket to another port id; on the wire: a bad `nlmsg_len`, a payload shorter than `genlmsghdr`, malformed attributes, a bad cpumask, a GET with no attribute it knows |
+//! | `EINVAL`         | `open` with a socket type out of range or unknown type flags; `send` of fewer than 16 bytes |
+//! | `EINVAL`         | `bind` of a bound socket to another port id                              |
+//! | `EINVAL`         | on the wire: a bad `nlmsg_len`, a payload shorter than `genlmsghdr`, malformed attributes |
+//! | `EINVAL`         | on the wire: a bad cpumask, a GET with no attribute it knows             |
 //! | [`ESOCKTNOSUPPORT`] | `open` with a type other than `SOCK_RAW`/`SOCK_DGRAM` (Linux's `netlink_create`) |
 //! | `EPROTONOSUPPORT`| `open` with a protocol other than `NETLINK_GENERIC`                     |
 //! | `EMFILE`         | `open` when [`MAX_SOCKETS`](crate::bus::MAX_SOCKETS) are open           |
@@ -23,7 +26,7 @@
 //! | `ENOENT`         | on the wire: unknown family id; `GETFAMILY` of an unknown name or id    |
 //! | `EOPNOTSUPP`     | on the wire: unknown command, or a dump request (`NLM_F_DUMP`)          |
 //! | `EPERM`          | on the wire: an admin-only command (`GENL_ADMIN_PERM`) from uid ≠ 0     |
-//! | `E2BIG`          | on the wire: a cpumask attribute longer than `TASKSTATS_CPUMASK_MAXLEN` (Linux's `parse()` in `kernel/taskstats.c`) |
+//! | `E2BIG`          | on the wire: a cpumask longer than `TASKSTATS_CPUMASK_MAXLEN` (Linux's `parse()`) |
 //! | `ESRCH`          | on the wire: TASKSTATS GET of a pid/tgid the kernel does not know       |
 //! | `EEXIST`         | `register_family` with a name already registered                        |
 //! | `ENOSPC`         | `register_family` when the family ids (up to `GENL_MAX_ID`) are used up  |

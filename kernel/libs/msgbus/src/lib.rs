@@ -8,8 +8,9 @@
 //! describe it byte for byte.
 //!
 //! The crate is the bus's logic, kept out of the kernel so it can be tested on the host: the
-//! kernel's system calls hold a [`Bus`] and call it, passing their view of the tasks as an
-//! environment `E` when a request needs it. Read it in this order, one concept per file:
+//! kernel holds one [`Bus`] (its `bus` floor) and its system calls call it, passing their
+//! view of the tasks as an environment `E` when a request needs it. Read it in this order,
+//! one concept per file:
 //!
 //! 1. [`attr`] — attributes, the type-length-value records carrying every argument;
 //! 2. [`msg`] — messages: `nlmsghdr` + `genlmsghdr` + attributes, building and reading them,

@@ -10,7 +10,8 @@
 //! doubles the value given to `setsockopt`; Tally charges exact bytes and keeps the value as
 //! given). A datagram that does not fit in what is free is **dropped**: the sender never
 //! waits, because the sender may be a task in the middle of exiting, which must not block on
-//! a slow reader. This is the flow control of seed 001: the kernel keeps going and tells the
+//! a slow reader. This is the flow control of Linux taskstats ("Flow control for taskstats"
+//! in Linux's `Documentation/accounting/taskstats.rst`): the kernel keeps going and tells the
 //! reader it lost data.
 //!
 //! A message the bus could not even build for a socket (the kernel failing to encode an exit

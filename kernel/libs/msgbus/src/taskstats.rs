@@ -1,7 +1,8 @@
 //! # The TASKSTATS family: per-task accounting over the bus
 //!
-//! Linux's taskstats interface (seed 001) gives user programs a task's accounting record
-//! in two ways, and Tally's family does both, with Linux's numbers (`<linux/taskstats.h>`):
+//! Linux's taskstats interface (`Documentation/accounting/taskstats.rst`) gives user programs
+//! a task's accounting record in two ways, and Tally's family does both, with Linux's numbers
+//! (`<linux/taskstats.h>`):
 //!
 //! **On request.** A `TASKSTATS_CMD_GET` carries one command attribute and is answered with
 //! one `TASKSTATS_CMD_NEW`:
@@ -33,8 +34,9 @@
 //! `getdelays` compares `nla_type` with `TASKSTATS_TYPE_AGGR_PID` exactly.
 //!
 //! **Reading.** [`parse_taskstats_message`] is for user programs and host tools: it turns a
-//! NEW message into its records, skipping attributes it does not know (seed 001's second way
-//! of extending the interface depends on readers doing so).
+//! NEW message into its records, skipping attributes it does not know (the second way of
+//! extending taskstats that Linux's documentation names, a new attribute beside `STATS`,
+//! depends on readers doing so).
 
 use alloc::vec::Vec;
 

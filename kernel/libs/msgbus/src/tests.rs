@@ -740,7 +740,12 @@ mod in_place {
         /// A GET answered through the family (the source writing into the reply) is byte for
         /// byte the message the old path built from the same record.
         #[test]
-        fn get_replies_match_the_copying_path(rec in record(), tgid in any::<bool>(), seq in any::<u32>(), id in 1u32..1000) {
+        fn get_replies_match_the_copying_path(
+            rec in record(),
+            tgid in any::<bool>(),
+            seq in any::<u32>(),
+            id in 1u32..1000,
+        ) {
             let (mut bus, s) = setup();
             let mut e = Env::default();
             let kind = if tgid { AggrKind::Tgid } else { AggrKind::Pid };
@@ -755,7 +760,12 @@ mod in_place {
 
         /// Exit records likewise, with and without the group's record.
         #[test]
-        fn exit_messages_match_the_copying_path(a in record(), b in record(), group in any::<bool>(), seq in any::<u32>()) {
+        fn exit_messages_match_the_copying_path(
+            a in record(),
+            b in record(),
+            group in any::<bool>(),
+            seq in any::<u32>(),
+        ) {
             let msg = exit_message(TS, seq, 7, &a, group.then_some((5, &b))).unwrap();
             let mut aggrs = vec![(AggrKind::Pid, 7, &a)];
             if group { aggrs.push((AggrKind::Tgid, 5, &b)); }

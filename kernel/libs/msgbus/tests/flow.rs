@@ -42,7 +42,8 @@ fn op() -> impl Strategy<Value = Op> {
         6 => (0..5u32, 0..1500usize, any::<bool>()).prop_map(|(cpu, size, group)| Op::Exit { cpu, size, group }),
         1 => (0..5u32).prop_map(|cpu| Op::Lost { cpu }),
         5 => sock.clone().prop_map(Op::Recv),
-        1 => (sock.clone(), prop_oneof![Just(0u32), 2000..6000u32, any::<u32>()]).prop_map(|(s, b)| Op::SetRcvbuf(s, b)),
+        1 => (sock.clone(), prop_oneof![Just(0u32), 2000..6000u32, any::<u32>()])
+            .prop_map(|(s, b)| Op::SetRcvbuf(s, b)),
         2 => (sock.clone(), 0..8u32, any::<bool>()).prop_map(|(s, p, a)| Op::Request(s, p, a)),
         2 => (sock.clone(), 1..16u8).prop_map(|(s, m)| Op::Register(s, m)),
         1 => (sock.clone(), 1..16u8).prop_map(|(s, m)| Op::Deregister(s, m)),

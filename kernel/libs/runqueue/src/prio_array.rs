@@ -11,9 +11,10 @@
 //!   queue[120] ───────────┘ C
 //! ```
 //!
-//! Each queue is a doubly linked list threaded through the tasks' own [`SchedEntity`](crate::SchedEntity) links
-//! (see `task.rs`), with a head and a tail per level, so enqueue at the tail, removal of any
-//! task, and moving a task to the back of its level are all O(1).
+//! Each queue is a doubly linked list threaded through the tasks' own
+//! [`SchedEntity`](crate::SchedEntity) links (see `task.rs`), with a head and a tail per
+//! level, so enqueue at the tail, removal of any task, and moving a task to the back of its
+//! level are all O(1).
 //!
 //! A runqueue has two of these, *active* and *expired* (`runqueue.rs`).
 

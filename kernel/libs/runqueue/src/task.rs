@@ -1,12 +1,12 @@
 //! What the scheduler keeps in each task, and how it reaches tasks it does not own.
 //!
-//! The scheduler does not own tasks. The kernel keeps them (in a slab, say) and names each
-//! one by a small [`TaskSlot`]; it lends the scheduler a [`TaskStore`] that turns a key into
-//! that task's [`SchedEntity`] (the scheduler's fields) and its [`MsaClock`] (its microstate
-//! clocks). Tests implement the same trait with a `Vec`.
+//! The scheduler does not own tasks. The kernel keeps them (Tally's in a vector indexed by
+//! slot) and names each one by a small [`TaskSlot`]; it lends the scheduler a [`TaskStore`]
+//! that turns a slot into that task's [`SchedEntity`] (the scheduler's fields) and its
+//! [`MsaClock`] (its microstate clocks). Tests implement the same trait with a `Vec`.
 //!
 //! The run queues are *intrusive* lists: the `prev`/`next` links of a queue live inside the
-//! entities themselves, as keys. That is what makes every queue operation O(1) — removing an
+//! entities themselves, as slots. That is what makes every queue operation O(1) — removing an
 //! arbitrary task needs only its own links and its two neighbours — without a single pointer
 //! and without the scheduler ever walking the set of all tasks.
 
@@ -19,10 +19,10 @@ use tally_microstate::{MicroState, MsaClock};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskSlot(pub u32);
 
-/// Lends the scheduler the per-task state it needs, by key.
+/// Lends the scheduler the per-task state it needs, by slot.
 ///
-/// Called with keys the scheduler was given (by `wake_up_new_task`, the idle task at
-/// construction, or as arguments), never made up; it may panic for a key that names no
+/// Called with slots the scheduler was given (by `wake_up_new_task`, the idle task at
+/// construction, or as arguments), never made up; it may panic for a slot that names no
 /// task, as slice indexing does.
 pub trait TaskStore {
     /// The task's scheduling fields and its microstate clocks, from one lookup: the

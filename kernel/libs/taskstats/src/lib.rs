@@ -13,33 +13,40 @@
 //! |---|---|---|
 //! | `version` | — | [`TASKSTATS_VERSION`] (17) |
 //! | `ac_exitcode` | wait status | `exit_code`, as `wait4` reports it |
-//! | `ac_flag` | bits | `flags` (AFORK — a thread-group leader only, as Linux —, ASU, ACORE, AXSIG), plus AGROUP when `group` |
+//! | `ac_flag` | bits | `flags` (ASU, ACORE, AXSIG; AFORK on a group leader only, as Linux), + AGROUP if `group` |
 //! | `ac_nice` | — | `nice` stored in a `u8`, as Linux stores `task_nice()` (-5 reads 251) |
 //! | `ac_comm` | — | `comm` up to its first NUL (at most 16 bytes), NUL-padded to 32 |
 //! | `ac_sched` | — | `policy` (SCHED_NORMAL 0, FIFO 1, RR 2, BATCH 3) |
 //! | `ac_uid`, `ac_gid`, `ac_pid`, `ac_ppid`, `ac_tgid` | — | as given |
-//! | `ac_btime`, `ac_btime64` | s since 1970 | `boot_unix_ns` + monotonic time of `created_tsc`; `ac_btime` clamped to `u32` |
+//! | `ac_btime64` | s since 1970 | `boot_unix_ns` + monotonic time of `created_tsc` |
+//! | `ac_btime` | s since 1970 | the same, clamped to `u32` |
 //! | `ac_etime` | µs | `now_tsc − created_tsc` |
 //! | `ac_tgetime` | µs | `now_tsc − group_created_tsc` (the process's wall time so far) |
 //! | `ac_utime` | µs | ONCPU_USR |
 //! | `ac_stime` | µs | ONCPU_SYS + ONCPU_TRAP (the split `wait4`'s rusage uses) |
 //! | `ac_utimescaled`, `ac_stimescaled` | µs | = `ac_utime`, `ac_stime` (no frequency scaling) |
-//! | `cpu_run_real_total`, `cpu_run_virtual_total`, `cpu_scaled_run_real_total` | ns | ONCPU_USR + ONCPU_SYS + ONCPU_TRAP (no hypervisor steal is known, no scaling) |
+//! | `cpu_run_real_total` | ns | ONCPU_USR + ONCPU_SYS + ONCPU_TRAP (no hypervisor steal is known) |
+//! | `cpu_run_virtual_total`, `cpu_scaled_run_real_total` | ns | the same (no steal, no scaling) |
 //! | `cpu_count` | — | run-queue waits entered (`delays.cpu.count`) |
 //! | `cpu_delay_total` | ns | ONACTIVEQUEUE + ONEXPIREDQUEUE, the tick sum converted once |
 //! | `blkio_count`, `blkio_delay_total` | ns | disk waits, UNINTERRUPTIBLE_SLEEP episodes (`delays.blkio`) |
 //! | `irq_count`, `irq_delay_total` | ns | INTERRUPTED episodes (`delays.irq`) |
 //! | `{cpu,blkio,irq}_delay_max`, `_min` | ns | longest / shortest non-empty episode, each converted on its own |
-//! | `{cpu,blkio,irq}_delay_max_ts` | timespec | wall clock when the longest episode ended: `boot_unix_ns` + ns since boot of its TSC; zero when there was no delay |
-//! | `swapin_*`, `freepages_*`, `thrashing_*`, `compact_*`, `wpcopy_*` | — | 0: Tally has no swap, no reclaim, no thrashing, no compaction, no copy-on-write |
+//! | `{cpu,blkio,irq}_delay_max_ts` | timespec | wall clock at the end of the longest episode; 0 when there was none |
+//! | `swapin_*`, `freepages_*`, `thrashing_*` | — | 0: Tally has no swap, no reclaim, no thrashing |
+//! | `compact_*`, `wpcopy_*` | — | 0: no compaction, no copy-on-write either |
 //! | `ac_minflt`, `ac_majflt` | — | page faults (majflt is 0: no paging) |
 //! | `coremem`, `virtmem` | MB·µs | RSS / VM page·tick integrals over the process's CPU time (Linux: KB × µs / 1024) |
 //! | `hiwater_rss`, `hiwater_vm` | KB | high-water marks |
-//! | `read_char`, `write_char`, `read_syscalls`, `write_syscalls` | bytes, calls | `read`/`write` counters (any descriptor, a socket's too); not `sendto`/`recvfrom`, which Linux does not count either (it counts in `vfs_read`/`vfs_write`) |
+//! | `read_char`, `write_char` | bytes | passed to `read`/`write` (any descriptor, a socket's too) |
+//! | `read_syscalls`, `write_syscalls` | calls | those `read`/`write` calls |
 //! | `read_bytes`, `write_bytes` | bytes | 512-byte sectors of `blk_read`/`blk_write` × 512 |
 //! | `cancelled_write_bytes` | bytes | 0 (no page cache, so no write is ever cancelled) |
 //! | `nvcsw`, `nivcsw` | — | voluntary / involuntary context switches |
 //! | `ac_exe_dev`, `ac_exe_inode` | — | 0 (the ramdisk has no devices or inodes) |
+//!
+//! Neither pair counts `sendto`/`recvfrom`; Linux's do not either (it counts in `vfs_read` and
+//! `vfs_write`).
 //!
 //! ## Exact, and why totals are converted once
 //!
@@ -132,7 +139,8 @@ impl Counters {
     }
 }
 
-/// A process's memory numbers (the `MemUsage` the kernel computes).
+/// A process's memory numbers (from `tally_memacct::MemUsage`, which the kernel keeps with
+/// each memory map).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Memory {
     pub hiwater_rss_kb: u64,
@@ -588,7 +596,10 @@ mod tests {
             expired in 0u64..(1 << 50),
         ) {
             let clock = TscClock::new(hz, 0);
-            let a = TaskAccounting { msa_ticks: times(&[(OnActiveQueue, active), (OnExpiredQueue, expired)]), ..Default::default() };
+            let a = TaskAccounting {
+                msa_ticks: times(&[(OnActiveQueue, active), (OnExpiredQueue, expired)]),
+                ..Default::default()
+            };
             let t = fill(&a, &clock, BOOT);
             prop_assert_eq!(t.cpu_delay_total, clock.ticks_to_ns(active + expired));
             // Converting per state could lose up to a nanosecond; the record does not.
@@ -612,7 +623,13 @@ mod tests {
                 now += dt;
                 c.switch(now, MicroState::ALL[s]);
             }
-            let a = TaskAccounting { msa_ticks: c.snapshot(now), delays: c.delays(now), created_tsc: 1_000, now_tsc: now, ..Default::default() };
+            let a = TaskAccounting {
+                msa_ticks: c.snapshot(now),
+                delays: c.delays(now),
+                created_tsc: 1_000,
+                now_tsc: now,
+                ..Default::default()
+            };
             let t = fill(&a, &clock, BOOT);
             let ns = |s: &[MicroState]| clock.ticks_to_ns(s.iter().map(|s| a.msa_ticks[s.index()]).sum());
             prop_assert_eq!(t.cpu_delay_total, ns(&[OnActiveQueue, OnExpiredQueue]));

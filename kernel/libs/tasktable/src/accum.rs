@@ -1,7 +1,8 @@
 //! # Accumulators: where the numbers of dead tasks go
 //!
 //! A task's accounting (its microstate times, its delays, its page faults) lives in the
-//! kernel's payload while the task runs. When it ends, the numbers must not vanish with it:
+//! kernel while the task runs (in Tally's, with the scheduler's per-task state). When it
+//! ends, the numbers must not vanish with it:
 //!
 //! * **Exit of a thread** — its numbers are added to its thread group's *dead-threads total*.
 //!   A process-wide query (msa `MSA_SELF`, taskstats by tgid, `RUSAGE_SELF`) is that total plus
@@ -13,8 +14,9 @@
 //!   between waited for its children.
 //!
 //! The table does not know what the numbers are: it is generic over an accumulator `A` with
-//! [`Accumulate`], and the kernel passes a *harvest* closure `FnMut(&mut T) -> A` to `exit` so
-//! it can close a task's clocks at the very moment the task ends and read them.
+//! [`Accumulate`], and the kernel passes a *harvest* closure `FnMut(&mut T) -> A` to `exit`,
+//! which hands over the task's final numbers at the very moment the task ends (Tally's kernel
+//! reads its clocks under the table's lock just before).
 
 /// A sum that can absorb another of its kind. `Default` is the empty sum.
 ///

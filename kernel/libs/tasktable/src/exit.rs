@@ -4,8 +4,9 @@
 //! `do_group_exit`: every other thread is killed with the same status, then the caller exits).
 //! At each thread's end:
 //!
-//! 1. the kernel's *harvest* closure reads the thread's final numbers from its payload, and
-//!    they are added to its process's dead-threads total (`accum.rs`);
+//! 1. the kernel's *harvest* closure gives the thread's final numbers (read from its payload
+//!    or wherever the kernel keeps them), and they are added to its process's dead-threads
+//!    total (`accum.rs`);
 //! 2. the thread leaves its group's live-member list and becomes a zombie;
 //! 3. a thread that is not the group leader is reaped at once: nobody ever waits for a thread,
 //!    so its record leaves the table, its pid is free, and its payload goes back to the kernel;

@@ -3,8 +3,9 @@
 //! Who exists, who is whose child, which threads make up a process, how each one ended, and
 //! where their numbers go when they are gone: the bookkeeping under `fork`, `clone`, `exit`,
 //! `exit_group` and `wait`, with Linux's semantics, as safe code tested on the host. The
-//! kernel owns the hardware side (stacks, contexts, run queues, wait queues) and keeps it in
-//! the per-task payload `T` this table carries for it.
+//! kernel owns the hardware side (stacks, contexts, run queues, wait queues), and whatever
+//! else it keeps per task rides in the payload `T` this table carries for it (Tally's kernel:
+//! a process's memory map and descriptors; its scheduler keeps the CPU side by slot).
 //!
 //! Read in this order:
 //!

@@ -3,7 +3,8 @@
 //! One [`Task`] per thread, like Linux's `task_struct`, but holding only what the process
 //! tree and accounting need: its names (pid, tgid), its life-cycle state, how it ended, the
 //! identity an accounting record reports (comm, uid, gid, begin time, `ac_flag` bits), and the
-//! kernel's own payload `T` (architecture context, scheduler entity, microstate clock).
+//! kernel's own payload `T` (in Tally's kernel, `proc`'s: a process's memory map and
+//! descriptors).
 //!
 //! What *is* running, sleeping or runnable is the scheduler's business; here a task is only
 //! [`ExitState::Live`] or a [`ExitState::Zombie`] waiting to be reaped. Reaped tasks are not in

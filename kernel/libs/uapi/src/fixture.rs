@@ -28,7 +28,7 @@
 //! | [`AREA_MSA_A`] | `waiter`, `threads report` | 13 timers: `msa(MSA_CHILDREN)` after the reap / `msa(MSA_SELF)` |
 //! | [`AREA_MSA_B`] | `threads report` | 13 timers: `msa(MSA_THREAD)` |
 //! | [`AREA_CHILD_PID`] | `waiter` | the pid of the child it reaped |
-//! | [`AREA_TIDS`] | `threads report` | the thread ids of its [`THREADS_WORKERS`] workers, in the order they were started |
+//! | [`AREA_TIDS`] | `threads report` | the thread ids of its [`THREADS_WORKERS`] workers, in start order |
 //! | [`AREA_DONE`] | the fixture | 1: the results are in place |
 //! | [`AREA_GO`] | the test | 1: go on (and exit) |
 //!
@@ -38,16 +38,24 @@
 //!
 //! ## The fixtures
 //!
-//! | program | arguments | checks |
-//! |---|---|---|
-//! | `spawner` | N | `spawn` errors (ENOENT, ENAMETOOLONG, E2BIG, EFAULT), then N × (`spawn /bin/hello` + `wait4`) |
-//! | `waiter` | – | `wait4` errors, `WNOHANG`, EFAULT before reaping, then reaps `/bin/spin 30` with a rusage and reads `msa(MSA_CHILDREN)`; results in the area |
-//! | `threads` | a mode, see below | `thread_create` errors; how a process of several threads reports and ends |
-//! | `msa_abi` | [`MSA_ACCOUNTING`] or [`MSA_NO_ACCOUNTING`] | the `msa()` contract: EINVAL, EFAULT, partial fills, `int` arguments |
-//! | `kstat_abi` | a KID that was deleted | the kstat calls' contract: sizing with ENOMEM, ENXIO, EFAULT, snaptime, a new KCID after the first disk interrupt |
-//! | `mmap_abi` | none, or [`MMAP_PROT_NONE`] | `mmap`/`munmap` contract and demand paging (by user code and by system calls), a 4 GiB region; then a PROT_NONE touch that must kill it |
-//! | `privs` | – | `setpriority`, `sched_setscheduler`, `setuid` as root and as uid 1000; five sleeps |
-//! | `blk_abi` | – | `blk_read`/`blk_write`: errors, a pattern written and read back, a 40-sector read |
+//! Each program, its arguments, and what it checks:
+//!
+//! * `spawner` (N): `spawn` errors (ENOENT, ENAMETOOLONG, E2BIG, EFAULT), then N ×
+//!   (`spawn /bin/hello` + `wait4`);
+//! * `waiter` (–): `wait4` errors, `WNOHANG`, EFAULT before reaping, then reaps `/bin/spin 30`
+//!   with a rusage and reads `msa(MSA_CHILDREN)`; results in the area;
+//! * `threads` (a mode, see below): `thread_create` errors; how a process of several threads
+//!   reports and ends;
+//! * `msa_abi` ([`MSA_ACCOUNTING`] or [`MSA_NO_ACCOUNTING`]): the `msa()` contract: EINVAL,
+//!   EFAULT, partial fills, `int` arguments;
+//! * `kstat_abi` (a KID that was deleted): the kstat calls' contract: sizing with ENOMEM,
+//!   ENXIO, EFAULT, snaptime, a new KCID after the first disk interrupt;
+//! * `mmap_abi` (none, or [`MMAP_PROT_NONE`]): `mmap`/`munmap` contract and demand paging (by
+//!   user code and by system calls), a 4 GiB region; then a PROT_NONE touch that must kill it;
+//! * `privs` (–): `setpriority`, `sched_setscheduler`, `setuid` as root and as uid 1000; five
+//!   sleeps;
+//! * `blk_abi` (–): `blk_read`/`blk_write`: errors, a pattern written and read back, a
+//!   40-sector read.
 //!
 //! `threads` modes: [`THREADS_REPORT`] (three workers, then `msa(MSA_SELF)` and
 //! `msa(MSA_THREAD)` into the area; exit 0), [`THREADS_EXIT_GROUP`] (`exit_group`

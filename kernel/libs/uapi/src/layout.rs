@@ -5,7 +5,7 @@
 //! are: `mmap` answers `EINVAL` for a fixed mapping over the guard page or outside the user
 //! half, the loader refuses segments outside `USER_MIN_ADDR..USER_MMAP_BASE`, and programs
 //! (the runtime's contract probes, the test fixtures) name these addresses. The kernel's
-//! memory map (`kernel/src/task/vm.rs`) uses them from here.
+//! memory map (`kernel/src/proc/vm.rs`) uses them from here.
 //!
 //! ```text
 //!   0x0000_8000_0000_0000  USER_END          first address above the user half (non-canonical)

@@ -13,20 +13,61 @@
 //!
 //! ## The calls beyond Linux's usual ones (and their deviations)
 //!
-//! | call | contract |
-//! |---|---|
-//! | `read(fd, buf, n)` | on the console (COM1; fds 0–2 of a process the kernel starts): Blocks (INTERRUPTIBLE_SLEEP) until at least one byte arrived, returns what is there (at most `n`). `\r` reads as `\n`. End of input is in-band as on a terminal: `^D` (0x04) ends the read before it; at the start of a read it is consumed and `read` returns 0 (EOF). QEMU cannot tell a guest that its stdin closed, so a closed stdin just never sends more. On a pipe: sleeps until bytes or end of file; on a bus socket: `recv`. `write` works on the console, pipes (`EPIPE` with no reader), sockets (`send`) and `/dev/ttyS1`. No such descriptor: `EBADF`. |
-//! | `pipe2(fds, flags)`, `close(fd)`, `open(path, flags)` | pipes of 4096 bytes (writes up to that size are atomic); `open` knows only `/dev/console` and `/dev/ttyS1` (COM2, `O_WRONLY`; `ENXIO` without one), else `ENOENT`. Descriptors are per process, shared by its threads, inherited by `spawn`. |
-//! | `spawn(path, path_len, argv, argc)` | start the ramdisk program `path` (`path_len` bytes, no NUL needed; at most [`SPAWN_PATH_MAX`]) as a child process, with `argc` arguments given as an array of [`SpawnArg`]. Returns the child's pid. `ENOENT` no such program, `ENOEXEC` not a static x86_64 executable, `E2BIG` more than [`SPAWN_MAX_ARGS`] arguments or more than 128 KiB of them, `EINVAL` an argument containing NUL or a bad ELF layout, `ENAMETOOLONG`, `EFAULT`, `EAGAIN` too many tasks, `ENOMEM`. The child's name (comm) is the program's file name; it inherits uid, nice and policy. Like `posix_spawn`: there is no fork. |
-//! | `wait4(pid, status, options, rusage)` | Linux's, for `pid` = -1 (any child) or > 0; 0 and < -1 (process groups) are `EINVAL`. `options`: `WNOHANG` (returns 0 if no child has ended); `WUNTRACED`/`WCONTINUED` are accepted and never report (no job control). `status` and `rusage` (either may be NULL) are checked *before* a child is reaped, so a bad pointer cannot lose a child. `rusage` is [`Rusage`], filled from the reaped child and the children it waited for (Linux's `RUSAGE_BOTH`). `EINTR` if the caller's process is being killed. |
-//! | `thread_create(entry, stack_top, arg)` | a new thread in the caller's process, sharing its memory; it starts at `entry` as if called with `arg` in `rdi` from a return address of 0: `rsp = stack_top - 8`, and the kernel writes the 0 there (so a 16-byte aligned `stack_top` gives the System V alignment). Returns its thread id. `EINVAL` entry or stack outside the user half, `EFAULT` stack not writable, `EAGAIN` too many threads. The thread ends with `exit` (only itself) or `exit_group` (the whole process). |
-//! | `mmap(addr, len, prot, flags, fd, off)` | anonymous private mappings only (`MAP_PRIVATE | MAP_ANONYMOUS`; `fd` ignored, `off` must be page-aligned): demand-zero pages. `MAP_SHARED` is `EINVAL`, a file mapping `EBADF`. `MAP_FIXED` may only replace earlier `mmap` regions (over the program image, heap or stack: `EINVAL`), `MAP_FIXED_NOREPLACE` fails with `EEXIST` over anything. |
-//! | `munmap(addr, len)` | removes the `mmap` regions in the range (the image, heap and stack are left alone: use `brk`). `addr` must be page-aligned, `len > 0`. |
-//! | `setpriority(PRIO_PROCESS, who, nice)` | the nice value of thread `who` (0: the caller), clamped to -20..19. Only root (uid 0) may lower a nice value (`EACCES`) or touch another user's task (`EPERM`). `PRIO_PGRP`/`PRIO_USER`: `EINVAL`. |
-//! | `sched_setscheduler(pid, policy, param)` | `param` points to an `int` priority. `SCHED_OTHER`/`SCHED_BATCH` take 0, `SCHED_FIFO`/`SCHED_RR` 1..99 (`EINVAL` otherwise); real-time policies need uid 0 (`EPERM`). |
-//! | `setuid(uid)` | uid 0 may become anyone (and is then recorded as having used privilege, the accounting flag `ASU`); others may only "change" to their own uid (`EPERM`). |
-//! | `blk_read/blk_write(lba, buf, sectors)` | whole 512-byte sectors of the data disk (IDE primary slave); returns `sectors`. At most [`BLK_MAX_SECTORS`] per call. The caller sleeps UNINTERRUPTIBLE while the drive works. `ENODEV` no data disk, `EINVAL` past its end, `EIO` the drive failed. |
-//! | `msa`, `kstat_chain`, `kstat_read` | see [`crate::msa`] and [`crate::kstat`]. |
+//! * `read(fd, buf, n)` — on the console (COM1; fds 0–2 of a process the kernel starts):
+//!   Blocks (INTERRUPTIBLE_SLEEP) until at least one byte arrived, returns what is there
+//!   (at most `n`). `\r` reads as `\n`. End of input is in-band as on a terminal: `^D`
+//!   (0x04) ends the read before it; at the start of a read it is consumed and `read`
+//!   returns 0 (EOF). QEMU cannot tell a guest that its stdin closed, so a closed stdin
+//!   just never sends more. On a pipe: sleeps until bytes or end of file; on a bus socket:
+//!   `recv`. `write` works on the console, pipes (`EPIPE` with no reader), sockets (`send`)
+//!   and `/dev/ttyS1`. No such descriptor: `EBADF`.
+//! * `pipe2(fds, flags)`, `close(fd)`, `open(path, flags)` — pipes of 4096 bytes (writes up
+//!   to that size are atomic); `open` knows only `/dev/console` and `/dev/ttyS1` (COM2,
+//!   `O_WRONLY`; `ENXIO` without one), else `ENOENT`. Descriptors are per process, shared
+//!   by its threads, inherited by `spawn`.
+//! * `spawn(path, path_len, argv, argc)` — start the ramdisk program `path` (`path_len`
+//!   bytes, no NUL needed; at most [`SPAWN_PATH_MAX`]) as a child process, with `argc`
+//!   arguments given as an array of [`SpawnArg`]. Returns the child's pid. `ENOENT` no such
+//!   program, `ENOEXEC` not a static x86_64 executable, `E2BIG` more than
+//!   [`SPAWN_MAX_ARGS`] arguments or more than 128 KiB of them, `EINVAL` an argument
+//!   containing NUL or a bad ELF layout, `ENAMETOOLONG`, `EFAULT`, `EAGAIN` too many tasks,
+//!   `ENOMEM`. The child's name (comm) is the program's file name; it inherits uid, nice
+//!   and policy. Like `posix_spawn`: there is no fork.
+//! * `wait4(pid, status, options, rusage)` — Linux's, for `pid` = -1 (any child) or > 0; 0
+//!   and < -1 (process groups) are `EINVAL`. `options`: `WNOHANG` (returns 0 if no child
+//!   has ended); `WUNTRACED`/`WCONTINUED` are accepted and never report (no job control).
+//!   `status` and `rusage` (either may be NULL) are checked *before* a child is reaped, so
+//!   a bad pointer cannot lose a child. `rusage` is [`Rusage`], filled from the reaped
+//!   child and the children it waited for (Linux's `RUSAGE_BOTH`). `EINTR` if the caller's
+//!   process is being killed.
+//! * `thread_create(entry, stack_top, arg)` — a new thread in the caller's process, sharing
+//!   its memory; it starts at `entry` as if called with `arg` in `rdi` from a return
+//!   address of 0: `rsp = stack_top - 8`, and the kernel writes the 0 there (so a 16-byte
+//!   aligned `stack_top` gives the System V alignment). Returns its thread id. `EINVAL`
+//!   entry or stack outside the user half, `EFAULT` stack not writable, `EAGAIN` too many
+//!   threads. The thread ends with `exit` (only itself) or `exit_group` (the whole
+//!   process).
+//! * `mmap(addr, len, prot, flags, fd, off)` — anonymous private mappings only
+//!   (`MAP_PRIVATE | MAP_ANONYMOUS`; `fd` ignored, `off` must be page-aligned): demand-zero
+//!   pages. `MAP_SHARED` is `EINVAL`, a file mapping `EBADF`. `MAP_FIXED` may only replace
+//!   earlier `mmap` regions (over the program image, heap or stack: `EINVAL`),
+//!   `MAP_FIXED_NOREPLACE` fails with `EEXIST` over anything.
+//! * `munmap(addr, len)` — removes the `mmap` regions in the range (the image, heap and
+//!   stack are left alone: use `brk`). `addr` must be page-aligned, `len > 0`.
+//! * `setpriority(PRIO_PROCESS, who, nice)` — the nice value of thread `who` (0: the
+//!   caller), clamped to -20..19. Only root (uid 0) may lower a nice value (`EACCES`) or
+//!   touch another user's task (`EPERM`). `PRIO_PGRP`/`PRIO_USER`: `EINVAL`.
+//! * `sched_setscheduler(pid, policy, param)` — `param` points to an `int` priority.
+//!   `SCHED_OTHER`/`SCHED_BATCH` take 0, `SCHED_FIFO`/`SCHED_RR` 1..99 (`EINVAL`
+//!   otherwise); real-time policies need uid 0 (`EPERM`).
+//! * `setuid(uid)` — uid 0 may become anyone (and is then recorded as having used
+//!   privilege, the accounting flag `ASU`); others may only "change" to their own uid
+//!   (`EPERM`).
+//! * `blk_read/blk_write(lba, buf, sectors)` — whole 512-byte sectors of the data disk (IDE
+//!   primary slave); returns `sectors`. At most [`BLK_MAX_SECTORS`] per call. The caller
+//!   sleeps UNINTERRUPTIBLE while the drive works. `ENODEV` no data disk, `EINVAL` past its
+//!   end, `EIO` the drive failed.
+//! * `msa`, `kstat_chain`, `kstat_read` — see [`crate::msa`] and [`crate::kstat`].
 
 pub const SYS_READ: usize = 0;
 pub const SYS_WRITE: usize = 1;

@@ -28,9 +28,11 @@ pub const TASKSTATS_TYPE_AGGR_PID: u16 = 4;
 /// Nested: TGID then STATS.
 pub const TASKSTATS_TYPE_AGGR_TGID: u16 = 5;
 pub const TASKSTATS_TYPE_NULL: u16 = 6;
-/// Tally's extension (seed 001's second method): the microstate clocks as
-/// `[u64; NR_MICROSTATES]` nanoseconds in `msa()` order, inside each AGGR_PID/AGGR_TGID
-/// nest after STATS. Linux does not use this number, so its readers skip the attribute.
+/// Tally's extension, by the second way of extending taskstats that Linux's
+/// `Documentation/accounting/taskstats.rst` names (an attribute of its own): the microstate
+/// clocks as `[u64; NR_MICROSTATES]` nanoseconds in `msa()` order, inside each
+/// AGGR_PID/AGGR_TGID nest after STATS. Linux does not use this number, so its readers skip
+/// the attribute.
 pub const TASKSTATS_TYPE_MSA: u16 = 0x4d; // 'M'
 
 /// Attribute types of commands.
