@@ -289,7 +289,7 @@ pub fn switch(from: Arc<Thread>, to: Arc<Thread>) {
     assert!(!x86_64::instructions::interrupts::are_enabled(), "context switch with interrupts enabled");
     assert!(
         Arc::strong_count(&from) >= 2 && Arc::strong_count(&to) >= 2,
-        "context switch on a thread the task table does not hold"
+        "context switch on a thread the kernel does not hold"
     );
     if Arc::ptr_eq(&from, &to) {
         return;

@@ -76,7 +76,7 @@ fn check_path(path: &str) -> Result<(), String> {
     } else {
         Err(format!(
             "selftest = {path:?} is not a Rust path to a function \
-             (e.g. \"user::smoke\", from kernel/src/selftest/, or \"crate::demo::run\")"
+             (e.g. \"ring3::smoke\", from kernel/src/selftest/, or \"crate::demo::run\")"
         ))
     }
 }
@@ -95,7 +95,7 @@ pub fn parse(name: &str, text: &str) -> Result<Option<Selftest>, String> {
             check(name, path, cmdline)?;
             Ok(Some(Selftest { name: name.to_string(), path: path.clone() }))
         }
-        Some(_) => Err("`selftest` must be a string: the path of the test's function, e.g. \"user::smoke\"".into()),
+        Some(_) => Err("`selftest` must be a string: the path of the test's function, e.g. \"ring3::smoke\"".into()),
     }
 }
 
