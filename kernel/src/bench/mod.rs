@@ -39,7 +39,8 @@ impl Harness {
         let ns = crate::base::time::clock().ticks_to_ns(ticks);
         let per_op = ns as f64 / ops.max(1) as f64;
         println!(
-            "BENCH {{\"name\":\"{name}\",\"param\":{param},\"ops\":{ops},\"ticks\":{ticks},\"ns_per_op\":{per_op:.3},\"unit\":\"ns\"}}"
+            "BENCH {{\"name\":\"{name}\",\"param\":{param},\"ops\":{ops},\"ticks\":{ticks},\
+             \"ns_per_op\":{per_op:.3},\"unit\":\"ns\"}}"
         );
         self.ran += 1;
     }

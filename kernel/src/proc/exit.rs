@@ -287,7 +287,10 @@ fn init_ended(status: ExitStatus) -> ! {
     });
     let (checked, broken) = sched::exit_invariant_counts();
     if tally_microstate::ACCOUNTING_ENABLED {
-        println!("kernel: microstate clocks summed to the task's age at {checked} exits (init's included), broken at {broken}");
+        println!(
+            "kernel: microstate clocks summed to the task's age at {checked} exits (init's included), broken at \
+            {broken}"
+        );
     }
     let raw = status.raw();
     if tally_tasktable::wifexited(raw) {

@@ -5,11 +5,13 @@
 //! splits that into capabilities (`CAP_SYS_NICE`, `CAP_SETUID`, ...); the rules below are
 //! what Linux does for a process that has all of them when its uid is 0 and none otherwise.
 //!
-//! | call | anyone | uid 0 only |
-//! |---|---|---|
-//! | `setpriority` | raise the nice value (lower priority) of a task of the same uid | lower a nice value (`EACCES`); touch another uid's task (`EPERM`) |
-//! | `sched_setscheduler` | `SCHED_OTHER`/`SCHED_BATCH` for a task of the same uid | `SCHED_FIFO`/`SCHED_RR` (`EPERM`), another uid's task (`EPERM`) |
-//! | `setuid` | "change" to its own uid (a no-op) | any uid |
+//! * `setpriority`: anyone may raise the nice value (lower the priority) of a task of the
+//!   same uid; only uid 0 may lower a nice value (`EACCES`) or touch another uid's task
+//!   (`EPERM`);
+//! * `sched_setscheduler`: anyone may set `SCHED_OTHER`/`SCHED_BATCH` for a task of the same
+//!   uid; only uid 0 may choose `SCHED_FIFO`/`SCHED_RR` (`EPERM`) or act on another uid's
+//!   task (`EPERM`);
+//! * `setuid`: anyone may "change" to its own uid (a no-op); uid 0 to any uid.
 //!
 //! Whenever a call succeeds *because* the caller is root, the caller's task is flagged
 //! `ASU` ("used super-user privileges", Linux's `PF_SUPERPRIV`): the bit a BSD accounting

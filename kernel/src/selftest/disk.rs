@@ -153,7 +153,11 @@ pub fn ata() -> Result<(), &'static str> {
     if errno_past_end != Some(errno::EINVAL) {
         return Err("an out-of-range request is not EINVAL");
     }
-    println!("disk: lba 8192 (past the end) -> errno {} (EINVAL), no interrupt; so are a read across the end and a 100-byte read", errno::EINVAL);
+    println!(
+        "disk: lba 8192 (past the end) -> errno {} (EINVAL), no interrupt; so are a read across the end and a \
+        100-byte read",
+        errno::EINVAL
+    );
 
     let (r, n) = irqs(|| disk.read_unchecked(DATA_DISK_SECTORS, &mut buf));
     match r {
@@ -166,7 +170,10 @@ pub fn ata() -> Result<(), &'static str> {
         }
     }
     interrupts("refused by the drive", n, 1)?;
-    println!("disk: irq{LINE} rose by exactly the interrupts each request raises: 1 per IDENTIFY or FLUSH, 1 per sector read or written, 0 for a refused request");
+    println!(
+        "disk: irq{LINE} rose by exactly the interrupts each request raises: 1 per IDENTIFY or FLUSH, 1 per \
+        sector read or written, 0 for a refused request"
+    );
 
     if ata::unexpected_interrupts() != unexpected {
         return Err("an IRQ 14 arrived that no request was waiting for");

@@ -122,8 +122,15 @@ pub fn records() -> Result<(), &'static str> {
     let q = log.totals.msa[MicroState::OnActiveQueue as usize] + log.totals.msa[MicroState::OnExpiredQueue as usize];
     let t = &rec.2;
     println!(
-        "  spin: utime {} us, stime {} us, cpu_count {}, cpu_delay_total {} ns (run-queue microstates {} ns), max {} min {}",
-        t.ac_utime, t.ac_stime, t.cpu_count, t.cpu_delay_total, clock.ticks_to_ns(q), t.cpu_delay_max, t.cpu_delay_min
+        "  spin: utime {} us, stime {} us, cpu_count {}, cpu_delay_total {} ns (run-queue microstates {} ns), max {} \
+            min {}",
+        t.ac_utime,
+        t.ac_stime,
+        t.cpu_count,
+        t.cpu_delay_total,
+        clock.ticks_to_ns(q),
+        t.cpu_delay_max,
+        t.cpu_delay_min
     );
     if t.cpu_delay_total != clock.ticks_to_ns(q) {
         return Err("cpu_delay_total differs from ONACTIVEQUEUE+ONEXPIREDQUEUE");
@@ -208,8 +215,14 @@ pub fn exit_storm() -> Result<(), &'static str> {
         let (received, enobufs) = storm(&s, N, read_every)?;
         let st = crate::bus::socket_stats(&s).ok_or("no socket stats")?;
         println!(
-            "  {label} ({} bytes): {N} exits: produced {} delivered {} dropped {} received {received} (socket: {}) ENOBUFS {enobufs} (socket: {})",
-            s.rcvbuf().unwrap_or(0), st.produced, st.delivered, st.dropped, st.received, st.enobufs_reported
+            "  {label} ({} bytes): {N} exits: produced {} delivered {} dropped {} received {received} (socket: {}) \
+                ENOBUFS {enobufs} (socket: {})",
+            s.rcvbuf().unwrap_or(0),
+            st.produced,
+            st.delivered,
+            st.dropped,
+            st.received,
+            st.enobufs_reported
         );
         // Each exit is one message (a kernel task is its process's only thread: AGGR_PID and
         // AGGR_TGID in one); the GETFAMILY reply is the one more produced and received.

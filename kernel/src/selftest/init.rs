@@ -27,7 +27,8 @@ fn exec_in_pid1(what: &str, prog: &str, arg: u64) -> Result<(), &'static str> {
     sched::sleep_ns(20_000_000);
     let m = sched::current_msa();
     println!(
-        "{what}: pid 1, a kernel thread so far (ONCPU_SYS {} us, asleep {} us, ONCPU_USR {} us), execs `{prog}` in place",
+        "{what}: pid 1, a kernel thread so far (ONCPU_SYS {} us, asleep {} us, ONCPU_USR {} us), execs `{prog}` in \
+            place",
         us(t(&m, MicroState::OncpuSys)),
         us(t(&m, MicroState::InterruptibleSleep)),
         us(t(&m, MicroState::OncpuUsr)),

@@ -60,7 +60,8 @@ pub fn contention() -> Result<(), &'static str> {
         let m = &r.totals.msa;
         let i = pids.iter().position(|&p| p == pid).unwrap_or(0);
         println!(
-            "contention: pid {pid}: progress {} on-cpu {} ms, active-queue {} ms, expired-queue {} ms, interrupted {} ms",
+            "contention: pid {pid}: progress {} on-cpu {} ms, active-queue {} ms, expired-queue {} ms, interrupted {} \
+                ms",
             PROGRESS[i].load(Ordering::Relaxed),
             ms(t(m, MicroState::OncpuSys)),
             ms(t(m, MicroState::OnActiveQueue)),
@@ -237,7 +238,8 @@ pub fn disk_sleep() -> Result<(), &'static str> {
     let after = acct::snapshot().irq_lines[14].timer.num_events;
     let m = &r.totals.msa;
     println!(
-        "disk_sleep: {DISK_READS} one-sector reads; UNINTERRUPTIBLE_SLEEP {} us, on-cpu {} us; IRQ 14 interrupts {} (timer events {})",
+        "disk_sleep: {DISK_READS} one-sector reads; UNINTERRUPTIBLE_SLEEP {} us, on-cpu {} us; IRQ 14 interrupts {} \
+            (timer events {})",
         time::clock().ticks_to_ns(t(m, MicroState::UninterruptibleSleep)) / 1000,
         time::clock().ticks_to_ns(t(m, MicroState::OncpuSys)) / 1000,
         irq::count(14) - line,
@@ -284,7 +286,8 @@ pub fn disk_contention() -> Result<(), &'static str> {
     let r_normal = proc::wait(Some(normal)).map_err(|_| "wait failed")?;
     let after = disk.stats();
     println!(
-        "disk_contention: both readers done: {}; IRQ 14 +{}; reads +{}; wait-queue time +{} ns, wlentime +{} ns; FIFO reader DISK {} us, normal reader DISK {} us",
+        "disk_contention: both readers done: {}; IRQ 14 +{}; reads +{}; wait-queue time +{} ns, wlentime +{} ns; FIFO \
+            reader DISK {} us, normal reader DISK {} us",
         CONTENDED_OK.iter().all(|o| o.load(Ordering::Relaxed)),
         irq::count(14) - irqs,
         after.reads - before.reads,
@@ -338,7 +341,8 @@ pub fn thread_group() -> Result<(), &'static str> {
     let done = GROUP_DONE.load(Ordering::Relaxed);
     let cpu = t(&r.totals.msa, MicroState::OncpuSys);
     println!(
-        "thread_group: leader {leader} reaped with exit code {} after {done} of {GROUP_THREADS} threads finished; process ONCPU_SYS {} ms",
+        "thread_group: leader {leader} reaped with exit code {} after {done} of {GROUP_THREADS} threads finished; \
+            process ONCPU_SYS {} ms",
         wexitstatus(r.status.raw()),
         ms(cpu)
     );
@@ -405,7 +409,8 @@ pub fn invariants() -> Result<(), &'static str> {
         interrupted += clocks[MicroState::Interrupted as usize];
     }
     println!(
-        "invariants: (a) checked at {checked} exits, broken at {broken}; (b) INTERRUPTED over all tasks {interrupted} ticks, handler time {} ticks",
+        "invariants: (a) checked at {checked} exits, broken at {broken}; (b) INTERRUPTED over all tasks {interrupted} \
+            ticks, handler time {} ticks",
         s.total_handler_ticks
     );
     if !tally_microstate::ACCOUNTING_ENABLED {

@@ -123,7 +123,8 @@ pub fn chain() -> Result<(), &'static str> {
     let (_, data) = read_fresh(timer.ks_kid)?;
     let t = KstatTimer::decode(&data).ok_or("a timer kstat's data does not decode")?;
     println!(
-        "kstat: a new IRQ line appeared: chain id {kcid} -> {kcid2}, pic:{line}:{name} (KID {}) spurious {}, unix:{line}:irq_timer (KID {}) {} events",
+        "kstat: a new IRQ line appeared: chain id {kcid} -> {kcid2}, pic:{line}:{name} (KID {}) spurious {}, \
+            unix:{line}:irq_timer (KID {}) {} events",
         intr.ks_kid, counts.intrs[3], timer.ks_kid, t.num_events
     );
     if counts.intrs[3] != 1 || (tally_microstate::ACCOUNTING_ENABLED && t.num_events != 1) {
@@ -145,7 +146,8 @@ pub fn chain() -> Result<(), &'static str> {
         .map_err(|_| "re-create failed")?;
     let _ = stats::delete(again);
     println!(
-        "kstat: created tally:0:selftest as KID {kid} (chain id {before} -> {created}), answer {}; deleted (chain id -> {deleted}); read after delete -> errno {}; re-created as KID {again}",
+        "kstat: created tally:0:selftest as KID {kid} (chain id {before} -> {created}), answer {}; deleted (chain id \
+            -> {deleted}); read after delete -> errno {}; re-created as KID {again}",
         answer.map_or(String::from("?"), |v| alloc::format!("{v}")),
         gone.map_or_else(|e| e.errno(), |_| 0)
     );
@@ -209,8 +211,16 @@ fn disk() -> Result<(), &'static str> {
         after.nwritten.wrapping_sub(before.nwritten),
     );
     println!(
-        "kstat: disk {}: 2 reads (1536 bytes) and 1 write (512 bytes) through the driver; io kstat delta: reads {} nread {} writes {} nwritten {}; wcnt {} rcnt {}; rtime {} s",
-        d.name(), delta.0, delta.1, delta.2, delta.3, after.wcnt, after.rcnt, print::hrtime(after.rtime)
+        "kstat: disk {}: 2 reads (1536 bytes) and 1 write (512 bytes) through the driver; io kstat delta: reads {} \
+            nread {} writes {} nwritten {}; wcnt {} rcnt {}; rtime {} s",
+        d.name(),
+        delta.0,
+        delta.1,
+        delta.2,
+        delta.3,
+        after.wcnt,
+        after.rcnt,
+        print::hrtime(after.rtime)
     );
     if delta != (2, 1536, 1, 512) || after.wcnt != 0 || after.rcnt != 0 || after.rtime <= before.rtime {
         return Err("the disk's io kstat does not match the requests made");
@@ -257,7 +267,8 @@ fn runq() -> Result<(), &'static str> {
     let dt = between_reads.max(1);
     let (dw, dr) = (after.wlentime.wrapping_sub(before.wlentime), after.rtime.wrapping_sub(before.rtime));
     println!(
-        "kstat: runq: 2 CPU-bound threads for 100 ms: wlentime +{} (mean run-queue length {}.{:02} between the two reads), rtime +{} s (busy {}%)",
+        "kstat: runq: 2 CPU-bound threads for 100 ms: wlentime +{} (mean run-queue length {}.{:02} between the two \
+            reads), rtime +{} s (busy {}%)",
         print::hrtime(dw),
         dw / dt,
         dw % dt * 100 / dt,

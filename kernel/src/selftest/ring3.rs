@@ -141,7 +141,8 @@ pub fn smoke() -> Result<(), &'static str> {
         let m = &r.totals.msa;
         let c = &r.totals.counters;
         println!(
-            "user_smoke: pid {} exited with status {} (exit code {}); ONCPU_USR {} us, ONCPU_SYS {} us, ONCPU_TRAP {} us; {} bytes in {} write(s)",
+            "user_smoke: pid {} exited with status {} (exit code {}); ONCPU_USR {} us, ONCPU_SYS {} us, ONCPU_TRAP {} \
+                us; {} bytes in {} write(s)",
             r.pid,
             r.status.raw(),
             wexitstatus(r.status.raw()),
@@ -259,7 +260,8 @@ pub fn demand() -> Result<(), &'static str> {
         let c = &r.totals.counters;
         let m = &r.totals.msa;
         println!(
-            "user_demand: pid {} status {:#x}; touched {N} heap + {N} stack pages: {} minor faults, ONCPU_TRAP {} us, ONCPU_USR {} us",
+            "user_demand: pid {} status {:#x}; touched {N} heap + {N} stack pages: {} minor faults, ONCPU_TRAP {} us, \
+                ONCPU_USR {} us",
             r.pid,
             r.status.raw(),
             c.minflt,
@@ -290,7 +292,8 @@ pub fn preempt() -> Result<(), &'static str> {
             let m = &r.totals.msa;
             let waited = t(m, MicroState::OnActiveQueue) + t(m, MicroState::OnExpiredQueue);
             println!(
-                "user_preempt: pid {} status {:#x}; ONCPU_USR {} us, ONCPU_SYS {} us, INTERRUPTED {} us, waiting for the CPU {} us",
+                "user_preempt: pid {} status {:#x}; ONCPU_USR {} us, ONCPU_SYS {} us, INTERRUPTED {} us, waiting for \
+                    the CPU {} us",
                 r.pid,
                 r.status.raw(),
                 us(t(m, MicroState::OncpuUsr)),

@@ -25,7 +25,10 @@ pub fn msa() -> Result<(), &'static str> {
         let r = run_fixture("msa_abi", &[accounting])?;
         println!("user_msa: msa_abi status {:#x} (exit code = number of the failed check, 0: none)", r.status.raw());
         expect_exit(&r, 0)?;
-        println!("user_msa: EINVAL (which, ntimers 14 and -1), EFAULT (NULL, kernel, read-only), partial fills, int arguments: all as specified");
+        println!(
+            "user_msa: EINVAL (which, ntimers 14 and -1), EFAULT (NULL, kernel, read-only), partial fills, int \
+            arguments: all as specified"
+        );
         Ok(())
     })
 }
@@ -45,7 +48,10 @@ pub fn kstat() -> Result<(), &'static str> {
             crate::stats::chain_id()
         );
         expect_exit(&r, 0)?;
-        println!("user_kstat: ENOMEM with the size needed, ENXIO for gone KIDs, EFAULT, fresh snaptimes, a stale chain detected by its KCID");
+        println!(
+            "user_kstat: ENOMEM with the size needed, ENXIO for gone KIDs, EFAULT, fresh snaptimes, a stale \
+            chain detected by its KCID"
+        );
         Ok(())
     })
 }
@@ -54,14 +60,17 @@ fn mem_line(what: &str, r: &WaitResult) {
     let m = &r.totals.mem;
     let clock = crate::base::time::clock();
     println!(
-        "{what}: pid {} minflt {}, hiwater RSS {} KiB, hiwater VM {} KiB, coremem {} MB-us, virtmem {} MB-us, CPU {} us",
+        "{what}: pid {} minflt {}, hiwater RSS {} KiB, hiwater VM {} KiB, coremem {} MB-us, virtmem {} MB-us, CPU {} \
+            us",
         r.pid,
         r.totals.counters.minflt,
         m.hiwater_rss_kb(),
         m.hiwater_vm_kb(),
         m.coremem_mb_us(&clock),
         m.virtmem_mb_us(&clock),
-        us(t(&r.totals.msa, MicroState::OncpuUsr) + t(&r.totals.msa, MicroState::OncpuSys) + t(&r.totals.msa, MicroState::OncpuTrap))
+        us(t(&r.totals.msa, MicroState::OncpuUsr)
+            + t(&r.totals.msa, MicroState::OncpuSys)
+            + t(&r.totals.msa, MicroState::OncpuTrap))
     );
 }
 
@@ -155,7 +164,8 @@ pub fn privileges() -> Result<(), &'static str> {
         let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         let c = &r.totals.counters;
         println!(
-            "user_privs: pid {} status {:#x}; ASU (used root privilege) {:?}; {} voluntary, {} involuntary context switches",
+            "user_privs: pid {} status {:#x}; ASU (used root privilege) {:?}; {} voluntary, {} involuntary context \
+                switches",
             r.pid,
             r.status.raw(),
             asu,
@@ -173,7 +183,10 @@ pub fn privileges() -> Result<(), &'static str> {
         if proc::set_scheduler(0, 7, 0) != Err(EINVAL) {
             return Err("an unknown policy was accepted");
         }
-        println!("user_privs: root lowers nice and sets SCHED_FIFO; uid 1000 gets EACCES/EPERM and may not become root again");
+        println!(
+            "user_privs: root lowers nice and sets SCHED_FIFO; uid 1000 gets EACCES/EPERM and may not become \
+            root again"
+        );
         Ok(())
     })
 }
@@ -222,7 +235,8 @@ pub fn read() -> Result<(), &'static str> {
         let irqs = crate::irq::count(crate::drivers::tty::IRQ_LINE) - irqs;
         let (received, dropped) = crate::drivers::tty::stats();
         println!(
-            "user_read: {} bytes typed through the UART's loopback arrived with {irqs} IRQ 4 interrupt(s) ({received} received since boot, {dropped} dropped)",
+            "user_read: {} bytes typed through the UART's loopback arrived with {irqs} IRQ 4 interrupt(s) ({received} \
+                received since boot, {dropped} dropped)",
             got
         );
         if got != INPUT.len() || irqs == 0 {

@@ -170,7 +170,8 @@ pub fn wait4() -> Result<(), &'static str> {
         let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
         expect_exit(&r, 0)?;
         println!(
-            "user_wait4: waiter pid {pid} reaped /bin/spin (pid {child}): ru_utime {}.{:06} s, ru_stime {}.{:06} s, maxrss {} KiB, minflt {}, nvcsw {}, nivcsw {}",
+            "user_wait4: waiter pid {pid} reaped /bin/spin (pid {child}): ru_utime {}.{:06} s, ru_stime {}.{:06} s, \
+                maxrss {} KiB, minflt {}, nvcsw {}, nivcsw {}",
             seen_ru.ru_utime.tv_sec,
             seen_ru.ru_utime.tv_usec,
             seen_ru.ru_stime.tv_sec,
@@ -190,7 +191,8 @@ pub fn wait4() -> Result<(), &'static str> {
         let records = proc::recent_exits(child);
         let exited = sum_msa(records.iter().map(|r| &r.totals.msa));
         println!(
-            "user_wait4: msa(MSA_CHILDREN) = the children total to the ns; = the sum of {} exit record(s) of pid {child} to the tick",
+            "user_wait4: msa(MSA_CHILDREN) = the children total to the ns; = the sum of {} exit record(s) of pid \
+                {child} to the tick",
             records.len()
         );
         if records.is_empty() || exited != kernel.msa {
@@ -271,7 +273,8 @@ pub fn threads() -> Result<(), &'static str> {
         let usage = acct::process_usage(pid).map_err(|_| "no usage for the process")?;
         let (rss, walked) = (vm.rss(), vm.mapped_pages());
         println!(
-            "user_threads: RSS {rss} pages (page-table walk: {walked}), usage RSS {} / VM {} pages, {} minor faults so far",
+            "user_threads: RSS {rss} pages (page-table walk: {walked}), usage RSS {} / VM {} pages, {} minor faults \
+                so far",
             usage.mem.rss_pages, usage.mem.vm_pages, usage.counters.minflt
         );
         if rss != walked || usage.mem.rss_pages != rss || usage.mem.vm_pages < rss {

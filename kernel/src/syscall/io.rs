@@ -4,12 +4,12 @@
 //! kernel starts), a pipe end, or a bus socket (`read`/`write` on a socket are `recv`/`send`,
 //! see `netlink.rs`, and are counted as reads and writes, which `recvfrom`/`sendto` are not).
 //!
-//! **read(console, buf, count)** takes what has been typed (`crate::drivers::tty`: sleeps until
+//! **read(console, buf, count)** takes what has been typed (`drivers::tty`: sleeps until
 //! at least one byte is there; `^D` is end of input). The buffer is validated (writable)
 //! before the call can sleep, so a bad pointer is `-EFAULT` at once; the bytes are copied
 //! out through a small kernel buffer. `count == 0` returns 0 without waiting. On a pipe's read
-//! end it sleeps until there are bytes or no writer is left (0: end of file). Each call that returns data or end of input is counted for the task
-//! (`read_char`, `read_syscalls`).
+//! end it sleeps until there are bytes or no writer is left (0: end of file). Each call that
+//! returns data or end of input is counted for the task (`read_char`, `read_syscalls`).
 //!
 //! **write(console or pipe, buf, count)**: the whole
 //! buffer is validated first — a bad pointer anywhere in it writes nothing and returns

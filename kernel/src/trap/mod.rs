@@ -159,7 +159,8 @@ pub fn fatal(e: &Exception) -> ! {
         if e.vector == 8 && cr2 < e.rsp && e.rsp - cr2 <= STACK_OVERFLOW_WINDOW {
             let (lo, hi) = hal::gdt::double_fault_stack();
             emergency_print(format_args!(
-                "  kernel stack overflow: rsp {:#x} ran into the guard page at {:#x} (handled on IST stack {:#x}..{:#x})\n",
+                "  kernel stack overflow: rsp {:#x} ran into the guard page at {:#x} (handled on IST stack \
+                    {:#x}..{:#x})\n",
                 e.rsp, cr2, lo, hi
             ));
         }

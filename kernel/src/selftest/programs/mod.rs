@@ -5,20 +5,16 @@
 //! Each is a position-independent routine in a `.S` file of this folder, assembled into the
 //! kernel image as read-only data by `hal::user_program!` (the kernel never executes it). A
 //! self-test copies one into fresh user pages at the image base, gives it a stack, and starts
-//! it with one argument in `rdi` (`super::user::load`). Each talks to the kernel only through
+//! it with one argument in `rdi` (`super::ring3::load`). Each talks to the kernel only through
 //! `syscall` and reports through its exit status; the system-call numbers and errno values
 //! in the text are `{NAME}` operands filled in from `tally_uapi` below.
 //!
-//! | program   | `rdi`              | does                                                        |
-//! |-----------|--------------------|-------------------------------------------------------------|
-//! | `smoke`   | –                  | spins a little, `write("hello from ring 3\n")`, `getpid`, `gettid`, `exit(42)` |
-//! | `syscalls`| parent's pid       | checks getppid, getuid, clocks, nanosleep, yield, ENOSYS, EINVAL, EBADF, registers kept, a 261-byte write; `exit_group(0)` or the number of the failed check |
-//! | `fault`   | which fault        | 0 divide by zero, 1 `ud2`, 2 `int3`, 3 `hlt`, 4 jump to the stack, 5 single-step, 6 write its own code, 7 single-step into `syscall` |
-//! | `read_at` | an address         | reads a word there, then `exit(0)`                          |
-//! | `write_at`| an address         | writes a byte there, then `exit(0)`                         |
-//! | `efault`  | –                  | passes bad pointers to write/clock_gettime/nanosleep; each must give -EFAULT |
-//! | `demand`  | N                  | grows the heap by N pages with `brk` and touches them, then N pages of stack |
-//! | `spin`    | ns                 | computes in registers and `xmm0` for that long, checking they survive preemption |
+//! Each `.S` file begins with what its program does and what its `rdi` argument means:
+//! `smoke` (write, getpid, gettid, `exit(42)`), `syscalls` (the contracts of the basic calls
+//! and the registers a call preserves), `fault` (one fault of each kind), `read_at` and
+//! `write_at` (one access at an address), `efault` (bad pointers to every kind of call),
+//! `demand` (demand-zero heap and stack pages), `spin` (registers and `xmm0` surviving
+//! preemption).
 
 use tally_uapi::errno::{EBADF, EFAULT, EINVAL, ENOSYS};
 use tally_uapi::syscall::*;
