@@ -1,35 +1,15 @@
-//! # Starting a program from the ramdisk (`spawn`)
+//! # Starting a program from the ramdisk: `spawn`, and exec in place
 //!
-//! Tally starts programs the way `posix_spawn` does, in one step and without `fork`:
-//!
-//! ```text
-//!   spawn("/bin/hello", ["hello", "world"])
-//!     1. find the file            ramdisk::find                 ENOENT
-//!     2. plan the image           tally_loader::elf::plan         ENOEXEC, EINVAL, E2BIG
-//!     3. a fresh memory map       Vm::new                       ENOMEM
-//!        each PT_LOAD segment     Vm::load_segment (copies the file bytes, zeroes .bss)
-//!     4. the initial stack        tally_loader::stack::StackImage (argc, argv, envp, auxv)
-//!                                 Vm::setup_stack → rsp         E2BIG, EINVAL
-//!     5. a new process            proc::spawn_user's path: child of the caller, named
-//!                                 after the file, first instruction at e_entry
-//! ```
-//!
-//! Steps 1, 2 and 4 are `tally-loader`'s bookkeeping, tested on the host against hostile
-//! input; this file is the glue that maps pages. Everything is built before the process
-//! exists, so a failure at any step frees what was built (dropping the `Vm` frees its
-//! pages) and leaves no trace in the task table.
-//!
-//! Segments become regions of the memory map with the ELF permissions (`r-x` code, `r--`
-//! read-only data, `rw-` data and `.bss`; never writable and executable at once), and the
-//! heap (`brk`) starts at the first page after the highest one. The child inherits its
-//! creator's uid and scheduling parameters; its name is the file's, and it is flagged as
-//! having exec'd (the accounting flag AFORK is clear), as a `fork` + `exec` would leave it.
-//!
-//! **Exec in place** ([`exec_program`]): steps 1-4 as above, then instead of a new process
-//! the *calling* task becomes the program (`user::exec_current`): same pid, parent,
-//! children and accounting, new memory, name and user mode. Only a kernel thread alone in
-//! its process may do it — init (pid 1) does, once the kernel's part of boot is done
-//! (`main.rs`). A failure before the switch leaves the caller as it was.
+//! Tally starts programs the way `posix_spawn` does, in one step and without `fork`: find the
+//! file in the ramdisk, plan its image and build its initial stack (`tally_loader`'s
+//! bookkeeping, tested on the host against hostile input), make a fresh memory map and load
+//! each segment into it (`vm.rs`), then start a new process, child of the caller, at the
+//! entry point ([`spawn_program`]). Everything is built before the process exists, so a
+//! failure at any step frees what was built and leaves no trace in the task table. The child
+//! inherits its creator's uid and scheduling parameters and is flagged as having exec'd
+//! (AFORK clear). [`exec_program`] loads the same way but turns the *calling* kernel thread
+//! into the program (`user.rs`): init does, once the kernel's part of boot is done. The
+//! steps with their errors: `docs/user-mode.md`.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;

@@ -8,7 +8,7 @@
 //!
 //! Life of a task: created by [`spawn`] (a kernel thread), [`spawn_program`] (a program
 //! from the ramdisk), [`create_thread`] (a thread of the caller's process), or in place by
-//! [`exec_program`] (init becoming `/bin/init`); it ends in [`exit`]/[`exit_group`] (or a
+//! [`exec_program`] (init becoming `/bin/init`); it ends in [`exit()`]/[`exit_group`] (or a
 //! fatal signal), which tells whoever registered for exits (`notify.rs`: the taskstats
 //! bus), and stays a zombie until its parent's [`wait`] reaps it.
 //!

@@ -11,7 +11,7 @@
 //!   its first live thread); a terminating signal then ends the process the way
 //!   `exit_group` does — every thread is marked and leaves at its next return towards
 //!   user mode, sleepers are woken — with the signal as its wait status;
-//! * SIGCHLD, sent to the parent each time a child process ends ([`count_received`] from
+//! * SIGCHLD, sent to the parent each time a child process ends (`Procs::count_signal` from
 //!   `exit.rs`): ignored by default, so only counted — a shell's SIG column grows by
 //!   one per finished command, as on Solaris.
 //!

@@ -2,41 +2,16 @@
 //!
 //! A user process is born as a kernel thread like any other (`create.rs`), with three
 //! differences: its thread runs on the process's address space (`vm.rs`), its scheduler
-//! entity is marked as having a user space, and its body is [`start_user`], which loads
+//! entity is marked as having a user space, and its body is [`start_user`], which leaves
 //! nothing of its own on the kernel stack, switches the task's running microstate to
-//! ONCPU_USR and jumps to ring 3 (`hal::usermode::enter_user`). Life afterwards:
+//! ONCPU_USR and jumps to ring 3 (`hal::usermode::enter_user`). From then on it comes back
+//! only through system calls (ONCPU_SYS), exceptions (ONCPU_TRAP) and interrupts.
 //!
-//! ```text
-//!            syscall ──► ONCPU_SYS ──► the syscall layer ──► ONCPU_USR ──► sysretq
-//!   ring 3   exception ──► ONCPU_TRAP ──► the trap layer (demand-zero fault: fixed) ──► ONCPU_USR ──► iretq
-//!            │                                         (anything else: killed by a signal)
-//!            interrupt ──► INTERRUPTED ──► (maybe a switch) ──► ONCPU_USR ──► iretq
-//! ```
-//!
-//! The microstate changes go through the scheduler (`sched::set_running_state`, the run
-//! queue's), so they are exact to the TSC tick and correct inside interrupts.
-//!
-//! How a loader starts a program (`exec.rs` for `spawn`, or the self-tests' assembly
-//! programs):
-//!
-//! ```text
-//!   let vm = vm::Vm::new()?;
-//!   for each PT_LOAD: vm.load_segment(p_vaddr, &file[p_offset..][..p_filesz], p_memsz, prot)?;
-//!   let rsp = vm.setup_stack(&initial_stack_bytes)?;      // argc/argv/envp/auxv, built by the loader
-//!   let pid = proc::spawn_user("name", SchedParams::Normal(0), vm, e_entry, rsp, arg)?;
-//!   ... proc::wait(Some(pid)) ...
-//! ```
-//!
-//! A second thread of the same process (`threads.rs`) is the same kind of task, sharing
-//! the `Vm`: [`start_user_task`] with `CreateKind::Thread`.
-//!
-//! **Exec in place.** A kernel thread can also become a user process without a new task:
-//! [`exec_current`] gives the *running* task the loaded `Vm` (its thread's CR3 switches to
-//! it at once: `sched::exec_user_space`), user state and a user-task scheduler entity, then takes
-//! the same [`start_user`] path a new task takes on its first switch. The pid, parent,
-//! children, counters and microstate clocks carry on: the clock simply goes from ONCPU_SYS
-//! to ONCPU_USR at the jump. This is how init (pid 1) turns into `/bin/init` once the
-//! kernel's part of boot is done (`exec.rs`, `main.rs`), as Linux's `kernel_init` does.
+//! **Exec in place** ([`exec_current`]): a kernel thread alone in its process — init — becomes
+//! a user process without a new task: its thread switches to the new address space at once
+//! (`sched::exec_user_space`) and takes the same [`start_user`] path, keeping its pid,
+//! parent, children, counters and clocks, as Linux's `kernel_init` becomes `/sbin/init`.
+//! The whole path from the ramdisk to ring 3: `docs/user-mode.md`.
 
 use alloc::sync::Arc;
 use core::convert::Infallible;

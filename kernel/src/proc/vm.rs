@@ -2,45 +2,18 @@
 //!
 //! The page tables (`hal::address_space`) say what is mapped *now*; this module says what a
 //! process is *allowed* to have mapped — its regions, or VMAs ("virtual memory areas", as
-//! Linux calls them): the program image, the heap that `brk` moves, the stack, and later
-//! anonymous `mmap`s. The difference between the two is what makes **demand-zero paging**
-//! work: a heap or stack page costs nothing until the program first touches it; the CPU then
-//! raises a page fault, the trap layer asks [`Vm::fault`] whether the address lies in a region
-//! that allows that access, and if so a zeroed frame is mapped there and the instruction is
-//! restarted — a *minor* fault (no disk involved), counted per task as Linux's `min_flt` and
-//! charged to the task's ONCPU_TRAP microstate. An address outside every region (or a write
-//! to a read-only region) is a real fault: SIGSEGV.
+//! Linux calls them): the program image, the heap that `brk` moves, the stack, anonymous
+//! `mmap`s. The difference is what makes **demand-zero paging** work: a heap or stack page
+//! costs nothing until the program first touches it; the page fault that follows asks
+//! [`Vm::fault`] whether a region allows that access, and if so a zeroed frame is mapped and
+//! the instruction restarted — a *minor* fault, charged to ONCPU_TRAP. Anything else is a
+//! real fault: SIGSEGV. The user half's layout is ABI (`tally_uapi::layout`).
 //!
-//! The user half is laid out as on a small Linux process (the addresses are ABI, defined in
-//! `tally_uapi::layout`):
-//!
-//! ```text
-//!   0x0000_7fff_ffff_0000  USER_STACK_TOP   ── initial stack pointer just below
-//!                          stack            ── up to USER_STACK_MAX (8 MiB), grows down on demand
-//!                          guard page       ── USER_STACK_GUARD: in no region, so a stack overflow faults
-//!                          (unused)
-//!   0x0000_1000_0000_0000  USER_MMAP_BASE   ── reserved for anonymous mmap regions
-//!                          heap             ── from the page after the image, moved by brk, up to USER_HEAP_MAX
-//!                          image            ── the program's segments (code RX, data RW, bss RW)
-//!   0x0000_0000_0040_0000  USER_IMAGE_BASE  ── where programs are linked
-//!   0x0000_0000_0001_0000  USER_MIN_ADDR    ── nothing is ever mapped below: NULL (+ offsets) faults
-//! ```
-//!
-//! Anonymous memory (`mmap(MAP_PRIVATE | MAP_ANONYMOUS)`) is one more demand-zero region
-//! kind, placed first-fit upwards from `USER_MMAP_BASE`; `munmap` trims or splits such
-//! regions and frees the pages that were touched (walking only the page tables that exist,
-//! so unmapping a huge, barely touched region is cheap).
-//!
-//! **Accounting.** The map also keeps the process's memory numbers (`tally_memacct`): the
-//! resident set (pages mapped now, counted at every map and unmap), the virtual size (the
-//! regions' pages — the stack counted only as far down as it has grown, as Linux grows its
-//! stack region on demand), their high-water marks, and the memory integrals over the
-//! process's CPU time. Every operation that can change them takes `cpu`: the process's
-//! CPU time now (TSC ticks, from the task layer, which owns the clocks).
-//!
-//! Everything here is safe code; the page-level operations are `AddressSpace`'s. The region
-//! list is a short vector (a handful of regions per process; at most [`MAX_REGIONS`]),
-//! behind a lock taken with interrupts off so the page-fault handler can never find it held.
+//! The map also keeps the process's memory numbers (`tally_memacct`): every change of RSS
+//! or VM takes `cpu`, the process's CPU time now (TSC ticks, from `cputime.rs`), so the
+//! integrals are exact. The region list sits behind a lock taken with interrupts off, so the
+//! page-fault handler can never find it held. Layout, faults and `brk`/`mmap` in detail:
+//! `docs/user-mode.md`.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;

@@ -1,37 +1,14 @@
 //! # IRQ line kstats: an interrupt kstat and an event-timer kstat per line that has fired
 //!
-//! Every interrupt is already accounted by the runqueue's `tally_microstate::IrqAccounting`
-//! (`irq::dispatch` brackets it with `sched::irq_enter`/`irq_return`): per line, how many
-//! interrupts of each kind, and a timer of the handlers (count, total, shortest, longest,
-//! last start and stop, in TSC ticks). That is the source of truth; this file publishes it,
-//! Solaris style, as two kstats per line:
-//!
-//! * `pic:L:NAME`, `KSTAT_TYPE_INTR`, class `interrupts` — module the interrupt controller,
-//!   instance the line, name what sits on it (`clock`, `ide0`, else `irqL`); the five
-//!   `kstat_intr_t` counters hard, soft, watchdog, spurious, multiple service;
-//! * `unix:L:irq_timer`, `KSTAT_TYPE_TIMER`, class `interrupts` — one `kstat_timer_t` named
-//!   like the line, its handler time in nanoseconds (start and stop since boot).
-//!
-//! ```text
-//!   IRQ L fires ─> irq::dispatch ─> IrqAccounting (in IRQ context; no kstat lock)
-//!                                        │
-//!   next kstats read ─> discover(): line L has counts and no kstats yet
-//!                         └─> create pic:L:NAME + unix:L:irq_timer   (KCID += 2)
-//!                     ─> refresh(): copy the five counts into the intr kstat
-//!                     ─> registry read ─> snapshot_timer(): the timer record, converted
-//!                                          from TSC ticks with time::clock()
-//! ```
-//!
-//! Why the timer is produced at read time rather than copied in: `tally_kstat`'s timer
-//! kstats are driven event by event (`start`/`stop`), which is right for a provider that
-//! times its own events, but here the events were timed and summed in interrupt context
-//! already, and a sum cannot be replayed as events. So the registry keeps the timer's name
-//! and header, and the record's numbers are written into the reader's bytes at each read —
-//! what Solaris does for a virtual kstat with its own `ks_snapshot` routine.
-//!
-//! A line's kstats are created at the first read (of any kstat) after the line first
-//! fired: interrupt handlers never take the registry lock. Without the `accounting` feature
-//! the counters come from `irq::counters()` and the timers stay at zero.
+//! The interrupt accounting (`tally_microstate::IrqAccounting`, kept by the run queue) already
+//! counts every line's interrupts by kind and times its handlers; this file publishes that,
+//! Solaris style, as two kstats per line: `pic:L:NAME` (`KSTAT_TYPE_INTR`: the five
+//! `kstat_intr_t` counters) and `unix:L:irq_timer` (`KSTAT_TYPE_TIMER`: the handler time in
+//! ns). A line's kstats are created at the first read after it first fired: interrupt
+//! handlers never take the registry lock. The timer's record is produced at read time from
+//! the accounting's sums, which cannot be replayed as `start`/`stop` events (Solaris'
+//! `ks_snapshot` for a virtual kstat). Without the `accounting` feature the counters come
+//! from `irq::counters()` and the timers stay at zero. See `docs/kstat.md`.
 
 use tally_kstat::{IntrKind, KstatError};
 use tally_uapi::kstat::{KidT, KstatRecord, KstatTimer, KSTAT_TYPE_INTR, KSTAT_TYPE_TIMER};
