@@ -127,13 +127,13 @@ pub fn of_tgid(tgid: i32) -> Result<TaskAccounting, i32> {
             return Err(ESRCH); // a thread id is not a tgid
         }
         let mut a = TaskAccounting::default();
-        identity_into(&p.identity(leader)?, now, &mut a);
-        a.group = true;
         let dead: Totals = table.dead_total(leader)?.clone();
-        a.msa_ticks = dead.msa;
-        a.delays = dead.delays;
         let mut c = dead.counters;
         sched::with(|s| {
+            identity_into(&p.identity_in(s, leader)?, now, &mut a);
+            a.group = true;
+            a.msa_ticks = dead.msa;
+            a.delays = dead.delays;
             for &t in table.threads(leader).unwrap_or(&[]) {
                 let msa = s.msa_snapshot(slot_of(t), now);
                 for (x, y) in a.msa_ticks.iter_mut().zip(msa) {
@@ -142,7 +142,8 @@ pub fn of_tgid(tgid: i32) -> Result<TaskAccounting, i32> {
                 a.delays.add(&s.delays(slot_of(t), now));
                 c.add(&s.counters(slot_of(t)));
             }
-        });
+            Ok::<_, i32>(())
+        })?;
         a.counters = c;
         a.memory = memory(&dead.mem); // a dead process's numbers (a live one's come from its map)
         Ok::<_, i32>((a, p.vm_of(leader), proc::on_cpu(&dead.msa)))
