@@ -18,7 +18,7 @@
 use tally_microstate::{MsaTimes, NR_MICROSTATES};
 
 use crate::proc::{self, ProcessClocks};
-use crate::sched::{self, slot_of};
+use crate::sched;
 
 /// Whose clocks (`msa()`'s `which`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub enum MsaWhich {
 pub fn msa_of(which: MsaWhich, out: &mut MsaTimes) {
     let found = match which {
         MsaWhich::Thread => {
-            *out = sched::with(|s| s.msa_snapshot(slot_of(sched::current()), hal::tsc::read()));
+            *out = sched::current_msa();
             true
         }
         MsaWhich::SelfProcess => proc::with(|p| p.process_msa_into(sched::current(), hal::tsc::read(), out)),

@@ -33,13 +33,11 @@ pub fn block_current(kind: SleepKind, deadline: Option<u64>) {
 /// Make a sleeping task runnable (no effect on a task that is not asleep). Callable from
 /// interrupt handlers; a wake-up of a higher-priority task asks for a reschedule.
 pub fn wake(slot: TaskSlot) {
-    hal::cpu::without_interrupts(|| {
-        state::try_with_irqs_off(|s| {
-            let now = hal::tsc::read();
-            if s.rq.wake_up(&mut Store(&mut s.tasks), slot, now) {
-                s.runq_changed(now);
-            }
-        });
+    state::try_with(|s| {
+        let now = hal::tsc::read();
+        if s.rq.wake_up(&mut Store(&mut s.tasks), slot, now) {
+            s.runq_changed(now);
+        }
     });
 }
 
