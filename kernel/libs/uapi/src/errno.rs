@@ -25,6 +25,8 @@ pub const EPIPE: i32 = 32;
 pub const ERANGE: i32 = 34;
 pub const ENAMETOOLONG: i32 = 36;
 pub const ENOSYS: i32 = 38;
+/// No data available: CSA's answer for a process in no job (`job_getjid`, `csa_ctl`).
+pub const ENODATA: i32 = 61;
 pub const EPROTO: i32 = 71;
 pub const ENOTSOCK: i32 = 88;
 pub const EMSGSIZE: i32 = 90;

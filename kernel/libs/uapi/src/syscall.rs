@@ -68,6 +68,31 @@
 //!   sleeps UNINTERRUPTIBLE while the drive works. `ENODEV` no data disk, `EINVAL` past its
 //!   end, `EIO` the drive failed.
 //! * `msa`, `kstat_chain`, `kstat_read` — see [`crate::msa`] and [`crate::kstat`].
+//! * `job_create(uid)` — SGI CSA jobs (see [`crate::csa`]): the calling process leaves the
+//!   job it was in (if any) and becomes the first member of a new job owned by `uid` (the
+//!   low 32 bits; `u32::MAX`, i.e. -1, means the caller's uid), as a login does before it
+//!   starts a user's shell. Returns the new job id, `jid = JOB_HOST_ID << 32 | pid` with
+//!   `pid` the caller's process id ([`crate::csa::JOB_HOST_ID`], [`crate::csa::jid_of`]).
+//!   Processes the members `spawn` join the job, threads they create belong to it with
+//!   their process; the job ends when its last process exits. Root only (`EPERM`, checked
+//!   first); `EBUSY` if that job id is still in use (the caller created it already, or an
+//!   earlier process with the same pid did and its job has members left); `EAGAIN` if the
+//!   job table is full. A job the caller left and that has no member left ends there.
+//! * `job_getjid(pid)` — the job id of process `pid` (0: the caller). `ESRCH` no such
+//!   process, `ENODATA` the process is in no job. Anyone may ask about any process.
+//! * `csa_ctl(request, arg)` — CSA's control call (CSA's `acctctl`): `request` is one of
+//!   `AC_START` … `AC_AUTH` ([`crate::csa`]), `arg` points to the structure that request
+//!   reads and writes ([`crate::csa::ctl_arg_size`]: an `actctl`, an `actstat` for
+//!   `AC_CHECK`, an `actwra` for `AC_WRACCT`, nothing for `AC_HALT`/`AC_AUTH`). Returns 0.
+//!   `EPERM` for a caller other than root asking to START, STOP, HALT, WRACCT or AUTH (where
+//!   CSA requires `CAP_SYS_PACCT`; checked first); `EINVAL` an unknown request, an entry
+//!   count or index out of range, a path without its NUL, no path where one is needed (START
+//!   with no file open, JASTART), a daemon record that is not whole; `EFAULT` `arg` not
+//!   readable (or, for the status requests, not writable); `ENODATA` JASTART/JASTOP by a
+//!   process in no job, or WRACCT for a job that does not exist; the errors of opening the
+//!   file (`ENOENT`, `EACCES` not a regular file, …). CHECK, KDSTAT and RCDSTAT fill in
+//!   the states (and the system file's path) in `arg`; START and STOP write back the
+//!   entries they changed. Semantics: the `tally-csa` crate's `control` module.
 
 pub const SYS_READ: usize = 0;
 pub const SYS_WRITE: usize = 1;
@@ -118,6 +143,12 @@ pub const SYS_BLK_WRITE: usize = 506;
 /// `proc_stat(buf, max)`: up to `max` [`crate::procstat::ProcStat`] records, one per live
 /// thread; returns how many were written (or how many exist, if `max` is 0).
 pub const SYS_PROC_STAT: usize = 507;
+/// `job_create(uid)`: put the caller in a new CSA job; returns its job id.
+pub const SYS_JOB_CREATE: usize = 508;
+/// `job_getjid(pid)`: the job id of a process (0: the caller).
+pub const SYS_JOB_GETJID: usize = 509;
+/// `csa_ctl(request, arg)`: switch CSA accounting, ask its state, write daemon records.
+pub const SYS_CSA_CTL: usize = 510;
 
 /// `clock_gettime` clock ids (Linux's).
 pub const CLOCK_REALTIME: usize = 0;
