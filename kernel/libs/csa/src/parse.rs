@@ -349,15 +349,40 @@ mod tests {
             prop_oneof![
                 process().prop_map(Record::Process),
                 (any::<[u8; 2]>(), any::<u32>(), any::<[u64; 3]>()).prop_map(|(t, uid, x)| Record::Soj(SojRecord {
-                    soj_type: t[0], init: t[1], uid, jid: x[0], btime: x[1], rstime: x[2]
+                    soj_type: t[0],
+                    init: t[1],
+                    uid,
+                    jid: x[0],
+                    btime: x[1],
+                    rstime: x[2]
                 })),
-                (any::<[u8; 2]>(), any::<[u32; 3]>(), any::<[u64; 10]>()).prop_map(|(c, w, x)| Record::Eoj(EojRecord {
-                    sbu: x[0], init: c[0], nice: c[1], uid: w[0], gid: w[1], ash: x[1], jid: x[2], prid: x[3],
-                    btime: x[4], etime: x[5], corehimem: x[6], virthimem: x[7], utime: x[8], stime: x[9], spare: w[2],
-                })),
+                (any::<[u8; 2]>(), any::<[u32; 3]>(), any::<[u64; 10]>()).prop_map(|(c, w, x)| Record::Eoj(
+                    EojRecord {
+                        sbu: x[0],
+                        init: c[0],
+                        nice: c[1],
+                        uid: w[0],
+                        gid: w[1],
+                        ash: x[1],
+                        jid: x[2],
+                        prid: x[3],
+                        btime: x[4],
+                        etime: x[5],
+                        corehimem: x[6],
+                        virthimem: x[7],
+                        utime: x[8],
+                        stime: x[9],
+                        spare: w[2],
+                    }
+                )),
                 (any::<[u32; 2]>(), any::<i64>(), any::<u8>(), any::<[u64; 2]>(), any::<[u8; 26]>(), any::<[u8; 26]>())
                     .prop_map(|(m, up, ev, t, a, b)| Record::Cfg(CfgRecord {
-                        kdmask: m[0], rmask: m[1], uptimelen: up, event: ev, boottime: t[0], curtime: t[1],
+                        kdmask: m[0],
+                        rmask: m[1],
+                        uptimelen: up,
+                        event: ev,
+                        boottime: t[0],
+                        curtime: t[1],
                         uname: Uname { sysname: a, nodename: b, release: [7; 42], version: [8; 41], machine: a },
                     })),
             ]
