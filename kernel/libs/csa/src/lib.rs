@@ -30,7 +30,7 @@
 //! | [`parse`] | walking a file of records, refusing anything malformed |
 //! | [`jobs`] | the job table: create, inherit, leave, the job's totals |
 //! | [`state`] | [`Csa`]: the switches (OFF/ERROFF/ON), thresholds, files and their counters |
-//! | [`route`] | which bytes go to which file at an exit or a job's start |
+//! | [`mod@route`] | which bytes go to which file at an exit or a job's start |
 //! | [`control`] | the `csa_ctl` requests, as a state machine |
 //! | [`effects`] | what a decision asks the kernel to do |
 //! | [`report`] | `csacom`, `ja` and `csaswitch` output, and system billing units |

@@ -153,6 +153,15 @@ pub const fn kb_ns_to_mb_us(kb_ns: u128) -> u64 {
     }
 }
 
+/// Memory integrals as the kernel keeps them (page·TSC ticks of CPU time, 4 KiB pages, a
+/// TSC of `tsc_hz`) → KB·ns for [`MemoryUsage`]. Saturates instead of wrapping.
+pub const fn page_ticks_to_kb_ns(page_ticks: u128, tsc_hz: u64) -> u128 {
+    if tsc_hz == 0 {
+        return 0;
+    }
+    page_ticks.saturating_mul(4).saturating_mul(1_000_000_000) / tsc_hz as u128
+}
+
 /// The base record `struct acctcsa`, field for field in the file's units.
 ///
 /// ```text
@@ -611,6 +620,16 @@ mod tests {
         assert_eq!(kb_ns_to_mb_us(u128::MAX), u64::MAX, "saturates");
         assert_eq!(r.io.unwrap().scw, 88);
         assert_eq!(r.delay.unwrap().cpu_run_virtual_total, 18);
+    }
+
+    #[test]
+    fn page_ticks_become_kb_ns() {
+        // 256 pages (1 MB) for 2 GHz-ticks of one second: 1024 KB·s = 1024e9 KB·ns = 1e6 MB·µs.
+        let kb_ns = page_ticks_to_kb_ns(256 * 2_000_000_000, 2_000_000_000);
+        assert_eq!(kb_ns, 1024 * 1_000_000_000);
+        assert_eq!(kb_ns_to_mb_us(kb_ns), 1_000_000);
+        assert_eq!(page_ticks_to_kb_ns(u128::MAX, 1), u128::MAX, "saturates");
+        assert_eq!(page_ticks_to_kb_ns(5, 0), 0);
     }
 
     #[test]

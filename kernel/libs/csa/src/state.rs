@@ -23,9 +23,9 @@
 //! A ja file that fails is closed and its job's ja state becomes ERROFF; the system file
 //! and the other jobs' ja files carry on. Nothing else ever sets ERROFF.
 //!
-//! The decisions that change this state live next door: [`crate::route`] (process exits,
+//! The decisions that change this state live next door: [`mod@crate::route`] (process exits,
 //! job creation) and [`crate::control`] (the `csa_ctl` requests). Both return
-//! [`Effects`](crate::Effects) and never touch a file.
+//! [`Effects`] and never touch a file.
 
 use alloc::vec::Vec;
 
@@ -198,6 +198,13 @@ impl Csa {
             boot_recorded: false,
             next_cookie: 1,
         }
+    }
+
+    /// Does any exit concern CSA now, i.e. is any process in a job? (A process in no job
+    /// gets no record, whatever is switched on.) The kernel mirrors this in an atomic for
+    /// its exit observer's `listening()`, updating it after each call that changes jobs.
+    pub fn wants_exits(&self) -> bool {
+        self.jobs.member_count() > 0
     }
 
     /// The job table (`job_getjid`: `csa.jobs().jid_of(pid)`).
