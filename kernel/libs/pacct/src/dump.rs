@@ -95,7 +95,10 @@ mod tests {
         write_dump_line(&mut s, &rec(), &TallyNames).unwrap();
         assert_eq!(
             s,
-            "spin            |v3| 12344.00|  8200.00| 12345.00|  4242|   100|100032.00|     0.00|       6|       5|S   X|       1|ttyS0   |Tue Nov 25 07:02:01 2025\n"
+            concat!(
+                "spin            |v3| 12344.00|  8200.00| 12345.00|  4242|   100|100032.00|     0.00|",
+                "       6|       5|S   X|       1|ttyS0   |Tue Nov 25 07:02:01 2025\n"
+            )
         );
         s.clear();
         write_dump_line(&mut s, &rec(), &NumericNames).unwrap();
