@@ -88,9 +88,13 @@ fn run_with_timeout(mut cmd: Command, what: &str) -> Result<(bool, String, Strin
 }
 
 /// Makes sure the tools are unpacked under [`tools_dir`]`/root`, fetching the Debian
-/// package `acct` if they are not; returns that root. Safe to call from several processes
-/// at once: each unpacks into its own directory and the first to finish moves it in place.
+/// package `acct` if they are not; returns that root. Safe to call from several threads and
+/// processes at once: each process unpacks into its own directory and the first to finish
+/// moves it in place.
 pub fn ensure() -> Result<PathBuf, String> {
+    // One fetch at a time in this process (its directory is named after the process).
+    static FETCHING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = FETCHING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = tools_dir();
     let root = dir.join("root");
     if [Tool::DumpAcct, Tool::Lastcomm, Tool::Sa].iter().all(|t| root.join(t.path()).is_file()) {
@@ -112,7 +116,8 @@ pub fn ensure() -> Result<PathBuf, String> {
 /// `apt-get download acct` in `work`, then `dpkg -x` into `work/root`.
 fn fetch_into(work: &Path) -> Result<PathBuf, String> {
     let mut dl = Command::new("apt-get");
-    dl.args(["download", "acct"]).current_dir(work);
+    // No retries and a short timeout: a host without a network should learn it quickly.
+    dl.args(["-o", "Acquire::Retries=0", "-o", "Acquire::http::Timeout=20", "download", "acct"]).current_dir(work);
     let (ok, _, err) = run_with_timeout(dl, "apt-get download acct").map_err(|e| {
         format!(
             "{e} (GNU acct is fetched with apt-get: on a host without it, unpack Debian's `acct` package under {})",
