@@ -11,11 +11,13 @@
 //!
 //! This crate holds everything about those clocks that is arithmetic rather than hardware,
 //! so that it is unit-tested on the host: [`TscClock`] converts ticks to nanoseconds without
-//! overflow or drift, [`calibrate`] turns a PIT-timed TSC delta into a frequency, and
-//! [`rtc`] turns the RTC's calendar registers into Unix time.
+//! overflow or drift, [`calibrate`] turns a PIT-timed TSC delta into a frequency,
+//! [`rtc`] turns the RTC's calendar registers into Unix time, and [`calendar`] turns Unix
+//! time back into a UTC date and C's `ctime` layout for the tools that print times.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
+pub mod calendar;
 pub mod rtc;
 mod tsc_clock;
 

@@ -7,6 +7,7 @@
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
+pub mod acct;
 pub mod csa;
 pub mod errno;
 pub mod fixture;

@@ -68,6 +68,18 @@
 //!   sleeps UNINTERRUPTIBLE while the drive works. `ENODEV` no data disk, `EINVAL` past its
 //!   end, `EIO` the drive failed.
 //! * `msa`, `kstat_chain`, `kstat_read` — see [`crate::msa`] and [`crate::kstat`].
+//! * `acct(path)` — Linux's process accounting switch ([`SYS_ACCT`]). Root only: any other
+//!   uid gets `EPERM`, checked before anything else (the path is not even read). With a
+//!   path (a NUL-terminated string), the kernel opens that **existing regular file** on
+//!   `/var` for appending and, from then on, appends one 64-byte [`crate::acct::AcctV3`]
+//!   record per process, written when the process's last thread exits; a file already in
+//!   use is closed first (its records flushed). With `NULL`, accounting turns off (not an
+//!   error when it was already off). Errors: `EACCES` the path names a directory or
+//!   anything else that is not a regular file, `ENOENT` no such file (it is never
+//!   created: `accton` creates it first), `ENOTDIR` a component of the path is not a
+//!   directory, `ENAMETOOLONG` the path or a component is too long, `EFAULT` the path is
+//!   not readable user memory, `EIO` the disk failed; on an error, the previous state
+//!   (on with its file, or off) is kept. Records reach the file whole and in exit order.
 //! * `job_create(uid)` — SGI CSA jobs (see [`crate::csa`]): the calling process leaves the
 //!   job it was in (if any) and becomes the first member of a new job owned by `uid` (the
 //!   low 32 bits; `u32::MAX`, i.e. -1, means the caller's uid), as a login does before it
@@ -121,6 +133,9 @@ pub const SYS_SETUID: usize = 105;
 pub const SYS_GETPPID: usize = 110;
 pub const SYS_SETPRIORITY: usize = 141;
 pub const SYS_SCHED_SETSCHEDULER: usize = 144;
+/// `acct(path)`: process accounting to `path` (an existing regular file on `/var`), or off
+/// with `NULL`; root only. See the module documentation for the contract.
+pub const SYS_ACCT: usize = 163;
 pub const SYS_GETTID: usize = 186;
 pub const SYS_CLOCK_GETTIME: usize = 228;
 pub const SYS_EXIT_GROUP: usize = 231;

@@ -48,14 +48,10 @@ pub const TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK: u16 = 4;
 /// Longest cpumask string accepted: Linux's `100 + 6 * NR_CPUS`, with Tally's NR_CPUS of 64.
 pub const TASKSTATS_CPUMASK_MAXLEN: usize = 100 + 6 * 64;
 
-/// Accounting flags (`ac_flag`, `<linux/acct.h>`).
-pub const AFORK: u8 = 0x01;
-pub const ASU: u8 = 0x02;
-pub const ACOMPAT: u8 = 0x04;
-pub const ACORE: u8 = 0x08;
-pub const AXSIG: u8 = 0x10;
-/// The record is a thread group's (the last task of the process, or a tgid query).
-pub const AGROUP: u8 = 0x20;
+/// Accounting flags (`ac_flag`, `<linux/acct.h>`), shared with process accounting's
+/// records and defined there. In taskstats, [`AGROUP`] marks a thread group's record (the
+/// last task of the process, or a tgid query).
+pub use crate::acct::{ACOMPAT, ACORE, AFORK, AGROUP, ASU, AXSIG};
 
 // ---------------------------------------------------------------------------------------
 // struct taskstats
