@@ -18,13 +18,22 @@ pub const EFAULT: i32 = 14;
 pub const EBUSY: i32 = 16;
 pub const EEXIST: i32 = 17;
 pub const ENODEV: i32 = 19;
+pub const ENOTDIR: i32 = 20;
+pub const EISDIR: i32 = 21;
 pub const EINVAL: i32 = 22;
+pub const ENFILE: i32 = 23;
 pub const EMFILE: i32 = 24;
+pub const EFBIG: i32 = 27;
 pub const ENOSPC: i32 = 28;
+/// Illegal seek: `lseek` on a pipe, socket or the console.
+pub const ESPIPE: i32 = 29;
+/// Read-only file system: writing where the file system cannot (the ramdisk under `/bin`).
+pub const EROFS: i32 = 30;
 pub const EPIPE: i32 = 32;
 pub const ERANGE: i32 = 34;
 pub const ENAMETOOLONG: i32 = 36;
 pub const ENOSYS: i32 = 38;
+pub const ENOTEMPTY: i32 = 39;
 /// No data available: CSA's answer for a process in no job (`job_getjid`, `csa_ctl`).
 pub const ENODATA: i32 = 61;
 pub const EPROTO: i32 = 71;

@@ -11,6 +11,7 @@ pub mod acct;
 pub mod csa;
 pub mod errno;
 pub mod fixture;
+pub mod fs;
 pub mod kstat;
 pub mod layout;
 pub mod msa;

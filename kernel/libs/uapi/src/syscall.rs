@@ -110,6 +110,12 @@ pub const SYS_READ: usize = 0;
 pub const SYS_WRITE: usize = 1;
 pub const SYS_OPEN: usize = 2;
 pub const SYS_CLOSE: usize = 3;
+/// `stat(path, statbuf)`, `fstat(fd, statbuf)`: a [`crate::fs::Stat`] for a file on `/var`
+/// (`fstat` also answers for the console, pipes and sockets).
+pub const SYS_STAT: usize = 4;
+pub const SYS_FSTAT: usize = 5;
+/// `lseek(fd, offset, whence)` on a file of `/var` (`ESPIPE` elsewhere).
+pub const SYS_LSEEK: usize = 8;
 pub const SYS_MMAP: usize = 9;
 pub const SYS_MUNMAP: usize = 11;
 pub const SYS_BRK: usize = 12;
@@ -128,6 +134,11 @@ pub const SYS_EXIT: usize = 60;
 pub const SYS_WAIT4: usize = 61;
 /// `kill(pid, sig)`: see [`crate::signal`].
 pub const SYS_KILL: usize = 62;
+/// `fsync(fd)`: the file's data and its directory entry (its size) are on the disk.
+pub const SYS_FSYNC: usize = 74;
+/// `mkdir(path, mode)` (the mode is ignored: FAT has none), `unlink(path)` on `/var`.
+pub const SYS_MKDIR: usize = 83;
+pub const SYS_UNLINK: usize = 87;
 pub const SYS_GETUID: usize = 102;
 pub const SYS_SETUID: usize = 105;
 pub const SYS_GETPPID: usize = 110;
@@ -137,6 +148,9 @@ pub const SYS_SCHED_SETSCHEDULER: usize = 144;
 /// with `NULL`; root only. See the module documentation for the contract.
 pub const SYS_ACCT: usize = 163;
 pub const SYS_GETTID: usize = 186;
+/// `getdents64(fd, buf, len)`: directory entries of an `O_DIRECTORY` descriptor as
+/// [`crate::fs::dirent64`] records; 0 at the end.
+pub const SYS_GETDENTS64: usize = 217;
 pub const SYS_CLOCK_GETTIME: usize = 228;
 pub const SYS_EXIT_GROUP: usize = 231;
 /// `pipe2(fds, flags)`: a pipe; `fds[0]` reads, `fds[1]` writes (`int[2]`).

@@ -1,0 +1,201 @@
+//! Files on `/var`: open flags, seek origins, `struct stat` and `struct linux_dirent64`.
+//!
+//! Tally's one writable file system is the FAT16 accounting disk mounted at `/var` (see
+//! `docs/files.md`). The calls that reach it (`open`, `read`, `write`, `lseek`, `close`,
+//! `stat`, `fstat`, `mkdir`, `unlink`, `getdents64`, `fsync`) use Linux's numbers, flags,
+//! errno values and structure layouts on x86_64, so the user tools are written as they would
+//! be on Linux. FAT has no owners, permissions or inode numbers: [`Stat`] reports uid 0,
+//! mode 0644 (0755 for a directory), one link, and an inode number made from the entry's
+//! first cluster; names are 8.3 (a component that is not: `ENAMETOOLONG`) and compare
+//! without regard to case, as FAT does.
+
+/// `open` access modes (the low two bits of `flags`).
+pub const O_RDONLY: u32 = 0;
+pub const O_WRONLY: u32 = 1;
+pub const O_RDWR: u32 = 2;
+pub const O_ACCMODE: u32 = 3;
+/// Create the file if it does not exist.
+pub const O_CREAT: u32 = 0o100;
+/// With `O_CREAT`: fail with `EEXIST` if it exists.
+pub const O_EXCL: u32 = 0o200;
+/// Truncate a regular file opened for writing to length 0.
+pub const O_TRUNC: u32 = 0o1000;
+/// Every write goes to the end of the file, atomically with finding the end.
+pub const O_APPEND: u32 = 0o2000;
+/// Fail with `ENOTDIR` unless the path names a directory.
+pub const O_DIRECTORY: u32 = 0o200000;
+/// Accepted and ignored (Tally has no `exec` that would honour it).
+pub const O_CLOEXEC: u32 = 0o2000000;
+
+/// `lseek` origins.
+pub const SEEK_SET: u32 = 0;
+pub const SEEK_CUR: u32 = 1;
+pub const SEEK_END: u32 = 2;
+
+/// `st_mode` file types.
+pub const S_IFMT: u32 = 0o170000;
+pub const S_IFSOCK: u32 = 0o140000;
+pub const S_IFREG: u32 = 0o100000;
+pub const S_IFDIR: u32 = 0o040000;
+pub const S_IFCHR: u32 = 0o020000;
+pub const S_IFIFO: u32 = 0o010000;
+
+/// `d_type` of a directory entry.
+pub const DT_UNKNOWN: u8 = 0;
+pub const DT_DIR: u8 = 4;
+pub const DT_REG: u8 = 8;
+
+/// Where the accounting disk is mounted; every file path starts here.
+pub const VAR_MOUNT: &str = "/var";
+/// Longest path `open`, `stat`, `mkdir`, `unlink` and `acct` accept, NUL included
+/// (Linux's `PATH_MAX`): a longer one is `ENAMETOOLONG`.
+pub const PATH_MAX: usize = 4096;
+/// Deepest directory nesting under `/var` the kernel walks (more: `ENAMETOOLONG`).
+pub const MAX_DEPTH: usize = 8;
+
+/// `struct stat` on x86_64 Linux (144 bytes): what `stat` and `fstat` fill in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stat {
+    pub st_dev: u64,
+    pub st_ino: u64,
+    pub st_nlink: u64,
+    pub st_mode: u32,
+    pub st_uid: u32,
+    pub st_gid: u32,
+    pub st_rdev: u64,
+    pub st_size: i64,
+    pub st_blksize: i64,
+    /// In 512-byte units, as on Linux.
+    pub st_blocks: i64,
+    pub st_atime: i64,
+    pub st_atime_nsec: u64,
+    pub st_mtime: i64,
+    pub st_mtime_nsec: u64,
+    pub st_ctime: i64,
+    pub st_ctime_nsec: u64,
+}
+
+impl Stat {
+    /// Bytes of `struct stat`.
+    pub const SIZE: usize = 144;
+
+    /// The little-endian image a C program reads into `struct stat` (padding zero).
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        b[0..8].copy_from_slice(&self.st_dev.to_le_bytes());
+        b[8..16].copy_from_slice(&self.st_ino.to_le_bytes());
+        b[16..24].copy_from_slice(&self.st_nlink.to_le_bytes());
+        b[24..28].copy_from_slice(&self.st_mode.to_le_bytes());
+        b[28..32].copy_from_slice(&self.st_uid.to_le_bytes());
+        b[32..36].copy_from_slice(&self.st_gid.to_le_bytes());
+        b[40..48].copy_from_slice(&self.st_rdev.to_le_bytes());
+        b[48..56].copy_from_slice(&self.st_size.to_le_bytes());
+        b[56..64].copy_from_slice(&self.st_blksize.to_le_bytes());
+        b[64..72].copy_from_slice(&self.st_blocks.to_le_bytes());
+        b[72..80].copy_from_slice(&self.st_atime.to_le_bytes());
+        b[80..88].copy_from_slice(&self.st_atime_nsec.to_le_bytes());
+        b[88..96].copy_from_slice(&self.st_mtime.to_le_bytes());
+        b[96..104].copy_from_slice(&self.st_mtime_nsec.to_le_bytes());
+        b[104..112].copy_from_slice(&self.st_ctime.to_le_bytes());
+        b[112..120].copy_from_slice(&self.st_ctime_nsec.to_le_bytes());
+        b
+    }
+
+    /// The structure in a `struct stat` image.
+    pub fn from_bytes(b: &[u8; Self::SIZE]) -> Stat {
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
+        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4]));
+        Stat {
+            st_dev: u64_at(0),
+            st_ino: u64_at(8),
+            st_nlink: u64_at(16),
+            st_mode: u32_at(24),
+            st_uid: u32_at(28),
+            st_gid: u32_at(32),
+            st_rdev: u64_at(40),
+            st_size: u64_at(48) as i64,
+            st_blksize: u64_at(56) as i64,
+            st_blocks: u64_at(64) as i64,
+            st_atime: u64_at(72) as i64,
+            st_atime_nsec: u64_at(80),
+            st_mtime: u64_at(88) as i64,
+            st_mtime_nsec: u64_at(96),
+            st_ctime: u64_at(104) as i64,
+            st_ctime_nsec: u64_at(112),
+        }
+    }
+
+    /// Is this a directory?
+    pub fn is_dir(&self) -> bool {
+        self.st_mode & S_IFMT == S_IFDIR
+    }
+}
+
+/// `struct linux_dirent64`, the records `getdents64` packs into the caller's buffer:
+/// `d_ino` u64 at 0, `d_off` i64 at 8 (an opaque cookie: the position after this entry),
+/// `d_reclen` u16 at 16 (the whole record, a multiple of 8), `d_type` u8 at 18, then the
+/// NUL-terminated name at 19, padded with zeros to `d_reclen`.
+pub mod dirent64 {
+    /// Offset of the name in a record.
+    pub const NAME_OFFSET: usize = 19;
+
+    /// Bytes of the record for a name of `name_len` bytes (NUL and padding included).
+    pub const fn reclen(name_len: usize) -> usize {
+        (NAME_OFFSET + name_len + 1 + 7) & !7
+    }
+
+    /// Write one record for (`ino`, `off`, `d_type`, `name`) at the start of `out`; returns
+    /// its length, or `None` if `out` is too short for it.
+    pub fn encode(out: &mut [u8], ino: u64, off: i64, d_type: u8, name: &[u8]) -> Option<usize> {
+        let len = reclen(name.len());
+        let rec = out.get_mut(..len)?;
+        rec.fill(0);
+        rec[0..8].copy_from_slice(&ino.to_le_bytes());
+        rec[8..16].copy_from_slice(&off.to_le_bytes());
+        rec[16..18].copy_from_slice(&(len as u16).to_le_bytes());
+        rec[18] = d_type;
+        rec[NAME_OFFSET..NAME_OFFSET + name.len()].copy_from_slice(name);
+        Some(len)
+    }
+
+    /// One record read back: (`d_ino`, `d_off`, `d_type`, name), and the record's length;
+    /// `None` for a record that does not fit `buf` or is malformed.
+    pub fn decode(buf: &[u8]) -> Option<((u64, i64, u8, &[u8]), usize)> {
+        let head = buf.get(..NAME_OFFSET)?;
+        let ino = u64::from_le_bytes(head[0..8].try_into().ok()?);
+        let off = i64::from_le_bytes(head[8..16].try_into().ok()?);
+        let len = usize::from(u16::from_le_bytes(head[16..18].try_into().ok()?));
+        let rec = buf.get(..len).filter(|_| len > NAME_OFFSET)?;
+        let name = &rec[NAME_OFFSET..];
+        let end = name.iter().position(|&c| c == 0)?;
+        Some(((ino, off, head[18], &name[..end]), len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_round_trips_and_puts_fields_where_linux_does() {
+        let s = Stat { st_ino: 7, st_mode: S_IFREG | 0o644, st_size: 4096, st_blocks: 8, st_mtime: 99, ..Stat::default() };
+        let b = s.to_bytes();
+        assert_eq!(&b[24..28], &(S_IFREG | 0o644).to_le_bytes());
+        assert_eq!(&b[48..56], &4096i64.to_le_bytes());
+        assert_eq!(&b[88..96], &99i64.to_le_bytes());
+        assert_eq!(Stat::from_bytes(&b), s);
+    }
+
+    #[test]
+    fn dirent_records_are_aligned_and_decode() {
+        assert_eq!(dirent64::reclen(1), 24);
+        assert_eq!(dirent64::reclen(4), 24);
+        assert_eq!(dirent64::reclen(5), 32);
+        let mut buf = [0xAAu8; 64];
+        let n = dirent64::encode(&mut buf, 3, 2, DT_REG, b"PACCT").unwrap();
+        assert_eq!(n, 32);
+        let ((ino, off, t, name), len) = dirent64::decode(&buf).unwrap();
+        assert_eq!((ino, off, t, name, len), (3, 2, DT_REG, &b"PACCT"[..], 32));
+        assert!(dirent64::encode(&mut buf[..20], 1, 1, DT_REG, b"X").is_none());
+    }
+}
