@@ -20,6 +20,8 @@
 //! * [`heap`]: a global allocator (so `alloc::vec::Vec`, `String`, `format!` work), a
 //!   free-list allocator whose memory comes from growing the program break with `brk`.
 //! * The panic handler: prints `NAME: panic: MESSAGE at FILE:LINE` and exits with 101.
+//! * [`fs`]: files on `/var` the way a C library wraps them: a descriptor closed on drop,
+//!   whole-file reads, directory listings from `getdents64`.
 //! * [`fixture`]: what the kernel self-tests' ring-3 fixtures (`userland/src/test/`, packed
 //!   as `/test/NAME`) share: numbered checks and the result area.
 //!
@@ -46,6 +48,7 @@ extern crate alloc;
 pub mod bus;
 pub mod errno;
 pub mod fixture;
+pub mod fs;
 pub mod heap;
 pub mod io;
 mod panic;
