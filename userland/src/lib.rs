@@ -14,6 +14,8 @@
 //! * [`io`]: `print!`/`println!` to fd 1 and `eprint!`/`eprintln!` to fd 2. Each call is
 //!   formatted into a buffer and written with one `write`, so lines of different processes
 //!   sharing the console do not interleave mid-line.
+//! * [`acct`]: what the accounting tools share: default files, GNU acct's message for a
+//!   file it cannot read, billing-unit weights.
 //! * [`bus`]: a client of the kernel's message bus (generic-netlink framing): a bound
 //!   socket, family lookup, a request and its answer.
 //! * [`thread`]: more threads in the process: a stack from `mmap` and `thread_create`.
@@ -45,6 +47,7 @@
 
 extern crate alloc;
 
+pub mod acct;
 pub mod bus;
 pub mod errno;
 pub mod fixture;

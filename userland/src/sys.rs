@@ -516,6 +516,17 @@ pub fn csa_ctl_actctl(request: u32, ctl: &mut ActCtl) -> Result<usize, Errno> {
     Ok(r)
 }
 
+/// `csa_ctl(AC_KDSTAT or AC_RCDSTAT, &actctl)` asking for every entry: the kinds' (or the
+/// record kinds' and thresholds') states, and the system file's path (empty: none open).
+pub fn csa_status(request: u32) -> Result<ActCtl, Errno> {
+    if !matches!(request, csa::AC_KDSTAT | csa::AC_RCDSTAT) {
+        return Err(Errno(EINVAL));
+    }
+    let mut c = ActCtl { ac_sttnum: csa::NUM_KDRCDS as i32, ..ActCtl::default() };
+    csa_ctl_actctl(request, &mut c)?;
+    Ok(c)
+}
+
 /// `csa_ctl(AC_CHECK, &actstat)`: the state (and parameter) of entry `ind`.
 pub fn csa_check(ind: u32) -> Result<ActStat, Errno> {
     let mut b = ActStat { ac_ind: ind, ..ActStat::default() }.to_bytes();
