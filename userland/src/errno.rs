@@ -39,6 +39,14 @@ impl Errno {
             ENODEV => "ENODEV",
             EINVAL => "EINVAL",
             ENOSPC => "ENOSPC",
+            ENOTDIR => "ENOTDIR",
+            EISDIR => "EISDIR",
+            ENFILE => "ENFILE",
+            EFBIG => "EFBIG",
+            ESPIPE => "ESPIPE",
+            EROFS => "EROFS",
+            ENOTEMPTY => "ENOTEMPTY",
+            ENODATA => "ENODATA",
             ERANGE => "ERANGE",
             ENAMETOOLONG => "ENAMETOOLONG",
             ENOSYS => "ENOSYS",
@@ -82,6 +90,14 @@ impl Errno {
             ENODEV => "no such device",
             EINVAL => "invalid argument",
             ENOSPC => "no space left on device",
+            ENOTDIR => "not a directory",
+            EISDIR => "is a directory",
+            ENFILE => "too many open files in system",
+            EFBIG => "file too large",
+            ESPIPE => "illegal seek",
+            EROFS => "read-only file system",
+            ENOTEMPTY => "directory not empty",
+            ENODATA => "no data available",
             ERANGE => "numerical result out of range",
             ENAMETOOLONG => "file name too long",
             ENOSYS => "function not implemented",
@@ -101,6 +117,23 @@ impl Errno {
             ECONNREFUSED => "connection refused",
             _ => "unknown error",
         }
+    }
+
+    /// What C's `strerror` prints, capitalised as glibc does (`No such file or directory`),
+    /// for the messages of the Unix tools (`cat: /var/x: No such file or directory`).
+    pub fn strerror(self) -> impl fmt::Display {
+        fmt::from_fn(move |f| {
+            let d = self.description();
+            let mut chars = d.chars();
+            if let Some(c) = chars.next() {
+                write!(f, "{}", c.to_ascii_uppercase())?;
+            }
+            f.write_str(chars.as_str())?;
+            if self.name().is_none() {
+                write!(f, " {}", self.0)?;
+            }
+            Ok(())
+        })
     }
 }
 

@@ -91,3 +91,9 @@ macro_rules! eprintln {
     () => { $crate::eprint!("\n") };
     ($($arg:tt)*) => { $crate::io::print_to($crate::io::STDERR, format_args!("{}\n", format_args!($($arg)*))) };
 }
+
+/// Writes `text` to standard output as it is, in as few `write`s as the kernel allows
+/// (reports built in a `String` go out whole, not in 512-byte pieces).
+pub fn write_out(text: &str) {
+    let _ = crate::sys::write_all(STDOUT, text.as_bytes());
+}

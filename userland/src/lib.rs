@@ -14,12 +14,16 @@
 //! * [`io`]: `print!`/`println!` to fd 1 and `eprint!`/`eprintln!` to fd 2. Each call is
 //!   formatted into a buffer and written with one `write`, so lines of different processes
 //!   sharing the console do not interleave mid-line.
+//! * [`acct`]: what the accounting tools share: default files, GNU acct's message for a
+//!   file it cannot read, billing-unit weights.
 //! * [`bus`]: a client of the kernel's message bus (generic-netlink framing): a bound
 //!   socket, family lookup, a request and its answer.
 //! * [`thread`]: more threads in the process: a stack from `mmap` and `thread_create`.
 //! * [`heap`]: a global allocator (so `alloc::vec::Vec`, `String`, `format!` work), a
 //!   free-list allocator whose memory comes from growing the program break with `brk`.
 //! * The panic handler: prints `NAME: panic: MESSAGE at FILE:LINE` and exits with 101.
+//! * [`fs`]: files on `/var` the way a C library wraps them: a descriptor closed on drop,
+//!   whole-file reads, directory listings from `getdents64`.
 //! * [`fixture`]: what the kernel self-tests' ring-3 fixtures (`userland/src/test/`, packed
 //!   as `/test/NAME`) share: numbered checks and the result area.
 //!
@@ -43,9 +47,11 @@
 
 extern crate alloc;
 
+pub mod acct;
 pub mod bus;
 pub mod errno;
 pub mod fixture;
+pub mod fs;
 pub mod heap;
 pub mod io;
 mod panic;

@@ -21,7 +21,9 @@
 use alloc::vec::Vec;
 use core::sync::atomic::AtomicU64;
 
-use tally_uapi::errno::{E2BIG, EINVAL, EIO};
+use tally_uapi::csa::{self, ActCtl, ActStat, ActWra};
+use tally_uapi::errno::{E2BIG, EINVAL, EIO, ENAMETOOLONG};
+use tally_uapi::fs::{Stat, PATH_MAX};
 use tally_uapi::kstat::{KidT, KstatReadInfo};
 use tally_uapi::msa::ClkT;
 use tally_uapi::procstat::ProcStat;
@@ -395,18 +397,152 @@ pub fn kill(pid: isize, sig: i32) -> Result<usize, Errno> {
     call(SYS_KILL, [pid as usize, sig as isize as usize, 0, 0, 0, 0])
 }
 
-/// `open(path, flags, 0)`: a descriptor for `path` (Linux's call: the path travels
-/// NUL-terminated, so a copy with the NUL is made; a path containing NUL is `EINVAL`
-/// without asking the kernel). Tally has no file system: the kernel opens only the few
-/// device paths it knows (`/dev/ttyS1`, the second serial port, `O_WRONLY`).
-pub fn open(path: &str, flags: usize) -> Result<usize, Errno> {
+/// A copy of `path` with the NUL a C string needs; a path containing NUL is `EINVAL`
+/// (the kernel would read it as a shorter path), one longer than `PATH_MAX` is
+/// `ENAMETOOLONG`, both without asking the kernel.
+fn c_path(path: &str) -> Result<Vec<u8>, Errno> {
     if path.as_bytes().contains(&0) {
         return Err(Errno(EINVAL));
     }
-    let mut c_path = Vec::with_capacity(path.len() + 1);
-    c_path.extend_from_slice(path.as_bytes());
-    c_path.push(0);
-    call(SYS_OPEN, [c_path.as_ptr() as usize, flags, 0, 0, 0, 0])
+    if path.len() >= PATH_MAX {
+        return Err(Errno(ENAMETOOLONG));
+    }
+    let mut c = Vec::with_capacity(path.len() + 1);
+    c.extend_from_slice(path.as_bytes());
+    c.push(0);
+    Ok(c)
+}
+
+/// `open(path, flags, mode)`: a descriptor for `path`. Files live on `/var` (the FAT
+/// accounting disk); `flags` are `tally_uapi::fs::O_*` (`O_RDONLY`, `O_WRONLY | O_CREAT |
+/// O_APPEND`, ...), `mode` is what a new file would get on Linux (FAT keeps none: pass
+/// 0o644). Besides `/var`, the kernel opens the device paths it knows (`/dev/ttyS1`).
+pub fn open(path: &str, flags: u32, mode: u32) -> Result<usize, Errno> {
+    let c = c_path(path)?;
+    call(SYS_OPEN, [c.as_ptr() as usize, flags as usize, mode as usize, 0, 0, 0])
+}
+
+/// `lseek(fd, offset, whence)`: the new offset from the start of the file (`whence` is
+/// `SEEK_SET`, `SEEK_CUR` or `SEEK_END`).
+pub fn lseek(fd: usize, offset: i64, whence: u32) -> Result<u64, Errno> {
+    call(SYS_LSEEK, [fd, offset as usize, whence as usize, 0, 0, 0]).map(|n| n as u64)
+}
+
+/// `fstat(fd, &statbuf)`.
+pub fn fstat(fd: usize) -> Result<Stat, Errno> {
+    let mut b = [0u8; Stat::SIZE];
+    call(SYS_FSTAT, [fd, b.as_mut_ptr() as usize, 0, 0, 0, 0])?;
+    Ok(Stat::from_bytes(&b))
+}
+
+/// `stat(path, &statbuf)`.
+pub fn stat(path: &str) -> Result<Stat, Errno> {
+    let c = c_path(path)?;
+    let mut b = [0u8; Stat::SIZE];
+    call(SYS_STAT, [c.as_ptr() as usize, b.as_mut_ptr() as usize, 0, 0, 0, 0])?;
+    Ok(Stat::from_bytes(&b))
+}
+
+/// `fsync(fd)`: the file's data and size are on the disk when it returns.
+pub fn fsync(fd: usize) -> Result<usize, Errno> {
+    call(SYS_FSYNC, [fd, 0, 0, 0, 0, 0])
+}
+
+/// `mkdir(path, mode)` (FAT keeps no mode; Linux's default 0o755 is what to pass).
+pub fn mkdir(path: &str, mode: u32) -> Result<usize, Errno> {
+    let c = c_path(path)?;
+    call(SYS_MKDIR, [c.as_ptr() as usize, mode as usize, 0, 0, 0, 0])
+}
+
+/// `unlink(path)`: removes a file (a directory is `EISDIR`).
+pub fn unlink(path: &str) -> Result<usize, Errno> {
+    let c = c_path(path)?;
+    call(SYS_UNLINK, [c.as_ptr() as usize, 0, 0, 0, 0, 0])
+}
+
+/// `getdents64(fd, buf, len)`: directory entries of an `O_DIRECTORY` descriptor packed into
+/// `buf` as `linux_dirent64` records (decode with `tally_uapi::fs::dirent64::decode`, or use
+/// [`crate::fs::read_dir`]); the bytes used, 0 at the end of the directory.
+pub fn getdents64(fd: usize, buf: &mut [u8]) -> Result<usize, Errno> {
+    call(SYS_GETDENTS64, [fd, buf.as_mut_ptr() as usize, buf.len(), 0, 0, 0])
+}
+
+/// `acct(path)`: Linux process accounting to the existing file `path` on `/var`, or off
+/// with `None` (`acct(NULL)`). Root only.
+pub fn acct(path: Option<&str>) -> Result<usize, Errno> {
+    match path {
+        Some(p) => {
+            let c = c_path(p)?;
+            call(SYS_ACCT, [c.as_ptr() as usize, 0, 0, 0, 0, 0])
+        }
+        None => call(SYS_ACCT, [0; 6]),
+    }
+}
+
+/// `job_create(uid)`: the caller leaves its job and starts a new CSA job owned by `uid`
+/// (`u32::MAX`: the caller's uid); the new job id. Root only.
+pub fn job_create(uid: u32) -> Result<u64, Errno> {
+    call(SYS_JOB_CREATE, [uid as usize, 0, 0, 0, 0, 0]).map(|j| j as u64)
+}
+
+/// `job_getjid(pid)`: the job id of process `pid` (0: the caller); `ENODATA` if it is in
+/// no job, `ESRCH` if there is no such process.
+pub fn job_getjid(pid: u32) -> Result<u64, Errno> {
+    call(SYS_JOB_GETJID, [pid as usize, 0, 0, 0, 0, 0]).map(|j| j as u64)
+}
+
+/// `csa_ctl(request, arg)` with the argument's bytes: `arg` must be exactly the size
+/// `tally_uapi::csa::ctl_arg_size(request)` names (empty for `AC_HALT`/`AC_AUTH`), else
+/// `EINVAL` without asking the kernel. The kernel writes its answer back into `arg` for
+/// the requests that have one. The typed faces below are easier to use.
+pub fn csa_ctl(request: u32, arg: &mut [u8]) -> Result<usize, Errno> {
+    match csa::ctl_arg_size(request) {
+        Some(n) if n == arg.len() => {}
+        _ => return Err(Errno(EINVAL)),
+    }
+    let p = if arg.is_empty() { 0 } else { arg.as_mut_ptr() as usize };
+    call(SYS_CSA_CTL, [request as usize, p, 0, 0, 0, 0])
+}
+
+/// `csa_ctl` with an `actctl` (`AC_START`, `AC_STOP`, `AC_KDSTAT`, `AC_RCDSTAT`,
+/// `AC_JASTART`, `AC_JASTOP`): `ctl` is updated with what the kernel wrote back.
+pub fn csa_ctl_actctl(request: u32, ctl: &mut ActCtl) -> Result<usize, Errno> {
+    if csa::ctl_arg_size(request) != Some(ActCtl::SIZE) {
+        return Err(Errno(EINVAL));
+    }
+    let mut b = ctl.to_bytes();
+    let r = csa_ctl(request, &mut b)?;
+    *ctl = ActCtl::from_bytes(&b);
+    Ok(r)
+}
+
+/// `csa_ctl(AC_KDSTAT or AC_RCDSTAT, &actctl)` asking for every entry: the kinds' (or the
+/// record kinds' and thresholds') states, and the system file's path (empty: none open).
+pub fn csa_status(request: u32) -> Result<ActCtl, Errno> {
+    if !matches!(request, csa::AC_KDSTAT | csa::AC_RCDSTAT) {
+        return Err(Errno(EINVAL));
+    }
+    let mut c = ActCtl { ac_sttnum: csa::NUM_KDRCDS as i32, ..ActCtl::default() };
+    csa_ctl_actctl(request, &mut c)?;
+    Ok(c)
+}
+
+/// `csa_ctl(AC_CHECK, &actstat)`: the state (and parameter) of entry `ind`.
+pub fn csa_check(ind: u32) -> Result<ActStat, Errno> {
+    let mut b = ActStat { ac_ind: ind, ..ActStat::default() }.to_bytes();
+    csa_ctl(csa::AC_CHECK, &mut b)?;
+    Ok(ActStat::from_bytes(&b))
+}
+
+/// `csa_ctl(AC_WRACCT, &actwra)`: a daemon's record(s) into the accounting files.
+pub fn csa_wracct(wra: &ActWra) -> Result<usize, Errno> {
+    let mut b = wra.to_bytes();
+    csa_ctl(csa::AC_WRACCT, &mut b)
+}
+
+/// `csa_ctl(AC_HALT)` or `csa_ctl(AC_AUTH)`: the requests without an argument.
+pub fn csa_ctl_noarg(request: u32) -> Result<usize, Errno> {
+    csa_ctl(request, &mut [])
 }
 
 // ---- Memory a program owns: anonymous mappings ----------------------------------------

@@ -102,8 +102,6 @@ use tally_rt::{eprintln, print, println, sys, Errno};
 
 tally_rt::entry!(main);
 
-/// Linux's `O_WRONLY` (the only way `-w` opens its file).
-const O_WRONLY: usize = 1;
 /// The receive buffer: a datagram with both records is under 2 KiB; anything longer than
 /// this is reported as truncated (Linux's `MAX_MSG_SIZE` message).
 const RECV_BUF: usize = 16 * 1024;
@@ -338,7 +336,9 @@ impl Session {
             return Err(1);
         }
         if let Some(path) = s.opts.logfile {
-            match sys::open(path, O_WRONLY) {
+            // As Linux's getdelays: `open(logfile, O_WRONLY | O_CREAT | O_TRUNC, 0644)`.
+            use tally_rt::uapi::fs::{O_CREAT, O_TRUNC, O_WRONLY};
+            match sys::open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644) {
                 Ok(lfd) => s.log_fd = Some(lfd),
                 Err(e) => {
                     eprintln!("Cannot open output file {path}: {e}");

@@ -5,13 +5,21 @@
 //! $ spin 500 &             run it in the background: prints its pid, does not wait
 //! $ wait                   wait for every background job
 //! $ exit 3                 leave with status 3 (without N: the last command's status)
+//! $ hello a > /var/tmp/x   standard output to a file (created or truncated); >> appends
 //! $ # a comment            blank lines and comments are ignored
 //! $ help                   the builtins
 //! ```
 //!
-//! A command is words separated by blanks (no quoting, no variables, no redirection): the
-//! first word names a program of the ramdisk (`hello` is `/bin/hello`), the whole list is
-//! its `argv`. Tally has no `fork`/`exec`: the shell starts a child with one `spawn` and
+//! A command is words separated by blanks (no quoting, no variables): the first word names
+//! a program of the ramdisk (`hello` is `/bin/hello`), the whole list is its `argv`.
+//!
+//! **Redirection.** `> FILE` (or `>FILE`) sends the command's standard output to FILE,
+//! created or truncated; `>> FILE` appends. Tally has no `dup2`, so the shell does what the
+//! first Unix shells did before there was one: it closes its own descriptor 1 and opens
+//! FILE, which the kernel then gives the lowest free number — 1 — and spawns the command,
+//! which inherits its descriptors; then it closes 1 again and reopens `/dev/console` there.
+//! (A builtin's output, `echo`'s, is redirected the same way.) A FILE that cannot be opened
+//! is reported as `sh: FILE: REASON` and the command does not run (status 1). Tally has no `fork`/`exec`: the shell starts a child with one `spawn` and
 //! collects it with `wait4`, whose status says how it ended. A command that ends badly is
 //! reported as `[pid] exited N` or `[pid] killed by SIGSEGV (11)`; one that exits with 0
 //! silently, as in any shell. A background job is reported when it ends, before the next
@@ -163,12 +171,28 @@ impl Shell {
                 }
             }
         }
+        let redirect = match take_redirect(&mut words) {
+            Ok(r) => r,
+            Err(msg) => {
+                eprintln!("sh: syntax error: {msg}");
+                self.last = 2;
+                return None;
+            }
+        };
         let Some(&cmd) = words.first() else {
             if background {
                 eprintln!("sh: syntax error: '&' without a command");
                 self.last = 2;
             }
             return None;
+        };
+        let stdout = match redirect.map(Redirect::apply).transpose() {
+            Ok(guard) => guard,
+            Err((path, e)) => {
+                eprintln!("sh: {path}: {}", e.strerror());
+                self.last = 1;
+                return None;
+            }
         };
         match cmd {
             "exit" => return Some(self.exit_code(&words)),
@@ -181,14 +205,18 @@ impl Shell {
                 println!("{}", words[1..].join(" "));
                 self.last = 0;
             }
-            _ => self.spawn(&words, background),
+            _ => self.spawn(&words, background, stdout),
         }
         None
     }
 
-    fn spawn(&mut self, words: &[&str], background: bool) {
+    /// Starts `words`; `stdout` (a redirection) is undone as soon as the child has its copy
+    /// of the descriptors, so the shell's own messages go to the console.
+    fn spawn(&mut self, words: &[&str], background: bool, stdout: Option<StdoutToFile>) {
         let text = words.join(" ");
-        let pid = match spawn_command(words) {
+        let started = spawn_command(words);
+        drop(stdout);
+        let pid = match started {
             Ok(pid) => pid,
             Err(e) => {
                 eprintln!("sh: {}: {e}", words[0]);
@@ -288,6 +316,81 @@ impl Shell {
     }
 }
 
+/// `> FILE` or `>> FILE` of a command line.
+struct Redirect<'a> {
+    path: &'a str,
+    append: bool,
+}
+
+/// Takes a `>`/`>>` and its FILE out of `words` (the last one given wins, as in `sh`).
+fn take_redirect<'a>(words: &mut Vec<&'a str>) -> Result<Option<Redirect<'a>>, &'static str> {
+    let mut found = None;
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        let (append, rest) = match (w.strip_prefix(">>"), w.strip_prefix('>')) {
+            (Some(r), _) => (true, r),
+            (None, Some(r)) => (false, r),
+            (None, None) => {
+                i += 1;
+                continue;
+            }
+        };
+        words.remove(i);
+        let path = if rest.is_empty() {
+            if i >= words.len() {
+                return Err("'>' without a file");
+            }
+            words.remove(i)
+        } else {
+            rest
+        };
+        found = Some(Redirect { path, append });
+    }
+    Ok(found)
+}
+
+/// While it lives, descriptor 1 is the redirection's file; dropping it puts the console back.
+struct StdoutToFile;
+
+impl Redirect<'_> {
+    /// Opens the file as descriptor 1 (see the module comment).
+    fn apply(self) -> Result<StdoutToFile, (String, Errno)> {
+        use tally_rt::uapi::fs::{O_APPEND, O_CREAT, O_TRUNC, O_WRONLY};
+        let flags = O_WRONLY | O_CREAT | if self.append { O_APPEND } else { O_TRUNC };
+        // Open it once elsewhere first, so that a file that cannot be opened leaves the
+        // console where it is.
+        let probe = sys::open(self.path, flags, 0o644).map_err(|e| (String::from(self.path), e))?;
+        let _ = sys::close(probe);
+        let _ = sys::close(1);
+        match sys::open(self.path, flags, 0o644) {
+            Ok(1) => Ok(StdoutToFile),
+            Ok(fd) => {
+                // Descriptor 1 was not the lowest free one (0 is closed): undo.
+                let _ = sys::close(fd);
+                restore_console();
+                Err((String::from(self.path), Errno(tally_rt::uapi::errno::EBADF)))
+            }
+            Err(e) => {
+                restore_console();
+                Err((String::from(self.path), e))
+            }
+        }
+    }
+}
+
+impl Drop for StdoutToFile {
+    fn drop(&mut self) {
+        let _ = sys::close(1);
+        restore_console();
+    }
+}
+
+/// Reopens the console as descriptor 1 (the lowest free one, 1 having just been closed).
+fn restore_console() {
+    let _ = sys::open("/dev/console", tally_rt::uapi::fs::O_WRONLY, 0);
+}
+
 /// `wait4(pid, &status, options)`, retrying after `EINTR`: `Ok(None)` if `WNOHANG` found
 /// it still running.
 fn wait_pid(pid: usize, options: usize) -> Result<Option<i32>, Errno> {
@@ -328,5 +431,6 @@ fn help() {
     println!("          exit [N]     leave with status N (default: the last command's)");
     println!("          echo WORDS   print the words");
     println!("          help         this text");
+    println!("          CMD > FILE   standard output to FILE (>> FILE appends)");
     println!("blank lines and # comments are ignored; end of input (^D) exits like `exit`");
 }
