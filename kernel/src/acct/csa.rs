@@ -53,7 +53,7 @@ use tally_csa::state::FileCounters;
 use tally_csa::{Action, Csa, CsaConfig, Effects, FileId, NewJob, ProcessExit, Uname};
 use tally_runqueue::SleepKind;
 use tally_uapi::csa::JOB_HOST_ID;
-use tally_uapi::errno::{ENODATA, ESRCH};
+use tally_uapi::errno::{EINVAL, ENODATA, ESRCH};
 
 use crate::base::config::MAX_TASKS;
 use crate::base::time;
@@ -113,7 +113,8 @@ pub fn init() {
         post_failures: 0,
     };
     hal::cpu::without_interrupts(|| *GLUE.lock() = Some(glue));
-    if let Err(e) = proc::spawn("csaclose", SchedParams::Normal(0), closer, 0) {
+    // A daemon outside the process tree, like fsd: nobody waits for it.
+    if let Err(e) = proc::spawn_daemon("csaclose", SchedParams::Normal(0), closer, 0) {
         log::warn!("csa: no csaclose thread (errno {e}): files ended by an exit close at the next CSA call");
     }
 }
@@ -141,6 +142,12 @@ impl Glue {
         let Some(i) = self.slot(file) else { return };
         if let Err(errno) = self.slots[i].record.post(bytes) {
             self.post_failures += 1;
+            if errno == EINVAL {
+                // A record the file layer cannot take (a daemon's record above its
+                // MAX_RECORD): that record is lost, the file is fine.
+                log::warn!("csa: a {}-byte record is too long for {}: not written", bytes.len(), name(file));
+                return;
+            }
             let cookie = self.slots[i].cookie;
             log::warn!("csa: a record for {} was refused (errno {errno}): that file is closed, ERROFF", name(file));
             let fx = self.csa.file_error(cookie, errno);
@@ -155,8 +162,13 @@ impl Glue {
             match a {
                 Action::Post { file, bytes } => self.post(file, bytes),
                 Action::PostDaemonRecord { file } => {
-                    if let Some(b) = daemon {
-                        self.post(file, b);
+                    // One post per record (the crate checked that the buffer is whole
+                    // records, each with its size in its header).
+                    let mut rest = daemon.unwrap_or_default();
+                    while let Some(h) = tally_csa::header::Header::read(rest) {
+                        let n = (h.size as usize).clamp(1, rest.len());
+                        self.post(file, &rest[..n]);
+                        rest = &rest[n..];
                     }
                 }
                 Action::Install { file, cookie } => {
