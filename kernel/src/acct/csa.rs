@@ -46,7 +46,7 @@
 //! the disk owner (`on_error(id, errno)`) becomes `Csa::file_error(cookie, errno)`.
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use spin::Mutex;
 use tally_csa::control::{Caller, CtlArg, Prepared};
 use tally_csa::state::FileCounters;
@@ -191,10 +191,22 @@ fn name(file: FileId) -> &'static str {
     }
 }
 
+/// Files taken off the closing list whose close has not finished yet.
+static CLOSING_NOW: AtomicU64 = AtomicU64::new(0);
+
 /// Close the files on the closing list, waiting for each (task context only).
 fn drain_closing() {
-    while let Some(f) = with(|g| g.closing.pop()).flatten() {
+    loop {
+        let next = with(|g| {
+            let f = g.closing.pop();
+            if f.is_some() {
+                CLOSING_NOW.fetch_add(1, Ordering::AcqRel);
+            }
+            f
+        });
+        let Some(f) = next.flatten() else { return };
         f.close_and_wait();
+        CLOSING_NOW.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -304,6 +316,9 @@ pub struct CsaCounters {
     /// All ja files together.
     pub ja: FileCounters,
     pub ja_open: u64,
+    /// Files closed by the state machine whose close has not finished (their last records
+    /// may not be on the disk yet).
+    pub closing: u64,
     pub post_failures: u64,
 }
 
@@ -314,6 +329,7 @@ pub fn counters() -> CsaCounters {
         system_open: g.csa.system_open(),
         ja: g.csa.ja_counters(),
         ja_open: g.slots.iter().filter(|s| matches!(s.file, FileId::Ja(_))).count() as u64,
+        closing: g.closing.len() as u64 + CLOSING_NOW.load(Ordering::Acquire),
         post_failures: g.post_failures,
     })
     .unwrap_or_default()
