@@ -18,6 +18,7 @@
 //! `(v << 1) | 1`: 33 means success, anything else (35, a crash, a timeout) is a failure.
 //! A kernel that ends with a program's exit status N writes `0x10 + N`; `run` exits with N.
 
+mod acctdisk;
 mod bench;
 mod build;
 mod decode;
@@ -84,6 +85,10 @@ enum Command {
         /// (default target/tally/ttyS1.bin); read it with `cargo xtask decode FILE`.
         #[arg(long, value_name = "FILE")]
         capture: Option<std::path::PathBuf>,
+        /// Use this file as the accounting disk (/var) and keep it across runs: created from
+        /// the template if missing. Without it each run gets a fresh copy, target/tally/acct.img.
+        #[arg(long, value_name = "FILE")]
+        acct_disk: Option<std::path::PathBuf>,
     },
     /// Run host unit tests and every QEMU scenario in tests/.
     Test {
@@ -143,8 +148,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { build, gdb, timeout, icount, cmdline, script, capture } => {
-            run(&build, gdb, timeout, icount, &cmdline, script.as_deref(), capture)
+        Command::Run { build, gdb, timeout, icount, cmdline, script, capture, acct_disk } => {
+            let opts = RunOpts { gdb, timeout, icount, cmdline, script, capture, acct_disk };
+            run(&build, &opts)
         }
         Command::Profile { what, no_accounting, iters } => profile::run(&what, no_accounting, iters),
         Command::Decode { file } => decode::run(&file),
@@ -164,27 +170,38 @@ fn main() -> ExitCode {
     })
 }
 
-fn run(
-    opts: &BuildOpts,
+/// `cargo xtask run`'s options besides the build's.
+struct RunOpts {
     gdb: bool,
     timeout: u64,
     icount: bool,
-    cmdline: &str,
-    script: Option<&std::path::Path>,
+    cmdline: String,
+    script: Option<std::path::PathBuf>,
     capture: Option<std::path::PathBuf>,
-) -> Result<ExitCode, String> {
+    acct_disk: Option<std::path::PathBuf>,
+}
+
+fn run(opts: &BuildOpts, run: &RunOpts) -> Result<ExitCode, String> {
+    let RunOpts { gdb, timeout, icount, ref cmdline, ref script, ref capture, ref acct_disk } = *run;
     let script = match script {
         Some(p) => Some(std::fs::read(p).map_err(|e| format!("cannot read the script {}: {e}", p.display()))?),
         None => None,
     };
     qemu::ensure_installed()?;
     let image = build::image(opts)?;
-    let capture = capture.unwrap_or_else(|| build::target_dir().join("tally").join("ttyS1.bin"));
+    let capture = capture.clone().unwrap_or_else(|| build::target_dir().join("tally").join("ttyS1.bin"));
     if let Some(dir) = capture.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let mut q =
-        qemu::Qemu::new(&image).cmdline(cmdline).icount(icount).input(qemu::Input::for_run(script)).capture(&capture);
+    let disk = match acct_disk {
+        Some(path) => acctdisk::Disk::keep(path)?,
+        None => acctdisk::Disk::fresh_at(&build::target_dir().join("tally").join("acct.img"))?,
+    };
+    let mut q = qemu::Qemu::new(&image, disk.path())
+        .cmdline(cmdline)
+        .icount(icount)
+        .input(qemu::Input::for_run(script))
+        .capture(&capture);
     if gdb {
         q = q.gdb();
         println!("QEMU is waiting for a debugger. In another terminal:");
@@ -195,6 +212,11 @@ fn run(
         );
     }
     let status = q.run_interactive(timeout)?;
+    eprintln!(
+        "xtask: the accounting disk (/var) is {}; `cargo xtask acct {} ls /var/account` lists it",
+        disk.path().display(),
+        disk.path().display()
+    );
     match std::fs::metadata(&capture) {
         Ok(m) if m.len() > 0 => eprintln!(
             "xtask: the second serial port (guest /dev/ttyS1) was captured in {} ({} bytes); \

@@ -6,6 +6,8 @@
 //! the fw_cfg file `opt/tally/cmdline`. The boot disk is opened with `snapshot=on`, so
 //! several QEMUs can boot one image at once and nothing a run writes persists.
 //! A 4 MiB data disk (`build::data_disk`) is the primary slave, also with `snapshot=on`.
+//! The accounting disk (`acctdisk.rs`, mounted at `/var`) is the secondary master, a file of
+//! the run's own that the guest writes for real.
 //! COM2 (the guest's `/dev/ttyS1`) exists only when a capture file is given
 //! ([`Qemu::capture`]): QEMU writes everything the guest sends there to that file, byte
 //! for byte (`getdelays -w /dev/ttyS1`; `cargo xtask decode FILE` reads it).
@@ -101,15 +103,21 @@ pub fn ensure_installed() -> Result<(), String> {
     if matches!(present, Ok(s) if s.success()) {
         return Ok(());
     }
+    apt_install(QEMU, "qemu-system-x86")
+}
+
+/// Install the Debian package `package`, which provides the missing `program`, with apt-get
+/// when xtask runs as root; otherwise say how.
+pub fn apt_install(program: &str, package: &str) -> Result<(), String> {
     let uid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     if uid.ok().as_deref() != Some("0") {
         return Err(format!(
-            "{QEMU} is not installed. Install it with:\n    sudo apt-get update && \
-             sudo apt-get install -y qemu-system-x86"
+            "{program} is not installed. Install it with:\n    sudo apt-get update && \
+             sudo apt-get install -y {package}"
         ));
     }
-    eprintln!("xtask: {QEMU} not found; installing qemu-system-x86 with apt-get");
-    for args in [&["update"][..], &["install", "-y", "qemu-system-x86"][..]] {
+    eprintln!("xtask: {program} not found; installing {package} with apt-get");
+    for args in [&["update"][..], &["install", "-y", package][..]] {
         let ok = Command::new("apt-get")
             .args(args)
             .env("DEBIAN_FRONTEND", "noninteractive")
@@ -127,6 +135,7 @@ pub fn ensure_installed() -> Result<(), String> {
 /// A QEMU invocation being assembled.
 pub struct Qemu {
     image: PathBuf,
+    acct_disk: PathBuf,
     cmdline: String,
     icount: bool,
     gdb: bool,
@@ -137,9 +146,13 @@ pub struct Qemu {
 }
 
 impl Qemu {
-    pub fn new(image: &Path) -> Self {
+    /// QEMU booting `image`, with `acct_disk` as the accounting disk (secondary master,
+    /// `ata2`; see `acctdisk.rs`): every run has one, and it is not a snapshot, since what
+    /// the guest writes there is read afterwards.
+    pub fn new(image: &Path, acct_disk: &Path) -> Self {
         Self {
             image: image.to_path_buf(),
+            acct_disk: acct_disk.to_path_buf(),
             cmdline: String::new(),
             icount: false,
             gdb: false,
@@ -200,6 +213,8 @@ impl Qemu {
         // The data disk (primary slave, `ata1`) of the ATA driver's tests; see `build::data_disk`.
         c.arg("-drive")
             .arg(format!("format=raw,file={},if=ide,index=1,snapshot=on", crate::build::data_disk_path().display()));
+        // The accounting disk (secondary master, `ata2`), written in place.
+        c.arg("-drive").arg(format!("format=raw,file={},if=ide,index=2", self.acct_disk.display()));
         // The second -serial is COM2.
         if let Some(path) = &self.capture {
             c.arg("-serial").arg(format!("file:{}", path.display()));

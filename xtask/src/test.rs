@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::scenario::{self, Scenario};
-use crate::{build, hosttest, qemu, BuildOpts};
+use crate::{acctdisk, build, hosttest, qemu, BuildOpts};
 
 #[derive(Default)]
 struct Tally {
@@ -96,7 +96,16 @@ fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option
             let image = image.to_path_buf();
             std::thread::spawn(move || loop {
                 let Some(s) = queue.lock().unwrap().pop_front() else { break };
-                let mut q = qemu::Qemu::new(&image).cmdline(&s.kernel_cmdline()).icount(s.icount).input(s.input());
+                // Each scenario its own fresh accounting disk, removed unless the scenario fails.
+                let mut disk = match acctdisk::Disk::fresh(&s.name) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        shared.lock().unwrap().record("qemu", &s.name, false, "", &e);
+                        continue;
+                    }
+                };
+                let mut q =
+                    qemu::Qemu::new(&image, disk.path()).cmdline(&s.kernel_cmdline()).icount(s.icount).input(s.input());
                 // COM2 goes to a temporary file when the scenario checks it; kept on failure.
                 let capture = s
                     .capture_serial
