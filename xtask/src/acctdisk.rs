@@ -71,7 +71,6 @@ fn mbr(start_lba: u64, sectors: u64) -> [u8; 512] {
 /// Where the file system's pieces are, from its boot sector (FAT12/16 layout).
 struct Layout {
     root_dir: usize,
-    root_dir_bytes: usize,
     data: usize,
     cluster: usize,
 }
@@ -82,7 +81,7 @@ impl Layout {
         let sector = u16_at(11);
         let root_dir = (u16_at(14) + usize::from(boot[16]) * u16_at(22)) * sector;
         let root_dir_bytes = u16_at(17) * 32;
-        Layout { root_dir, root_dir_bytes, data: root_dir + root_dir_bytes, cluster: usize::from(boot[13]) * sector }
+        Layout { root_dir, data: root_dir + root_dir_bytes, cluster: usize::from(boot[13]) * sector }
     }
 }
 
@@ -146,6 +145,9 @@ fn build_template() -> std::io::Result<Vec<u8>> {
 /// The template, built if this version of the code has not built it yet; returns its path.
 /// Written under a temporary name and renamed, so a concurrent xtask never copies half of it.
 pub fn template() -> Result<PathBuf, String> {
+    // One builder at a time in this process; other processes write their own temporary file.
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = BUILDING.lock().unwrap_or_else(|p| p.into_inner());
     let dir = crate::build::target_dir().join("tally");
     let path = dir.join(format!("acct-template-{:016x}.img", fnv1a(SOURCE.as_bytes())));
     if std::fs::metadata(&path).is_ok_and(|m| m.len() == DISK_BYTES) {
@@ -413,10 +415,11 @@ impl Image {
 pub fn fsck(image: &Path) -> Result<(), String> {
     let (start, len) = partition(image)?;
     let bytes = std::fs::read(image).map_err(|e| format!("cannot read {}: {e}", image.display()))?;
-    if let Ok(template) = template() {
-        if std::fs::read(&template).is_ok_and(|t| t == bytes) {
-            return Ok(());
-        }
+    // The template's bytes, read once per process (a test run checks hundreds of disks).
+    static TEMPLATE: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
+    let unchanged = TEMPLATE.get_or_init(|| template().ok().and_then(|p| std::fs::read(p).ok()));
+    if unchanged.as_deref() == Some(&bytes[..]) {
+        return Ok(());
     }
     let part = &bytes[start as usize..(start + len) as usize];
     let program = ensure_dosfstools()?;
