@@ -341,6 +341,7 @@ impl Image {
     }
 
     /// Opens the image file for reading and writing (tests fill an image this way).
+    #[cfg(test)]
     pub fn open_rw(image: &Path) -> Result<Image, String> {
         Image::open_with(image, true)
     }
@@ -392,6 +393,7 @@ impl Image {
     }
 
     /// Creates (or replaces) the file `path` with `bytes`; its directories must exist.
+    #[cfg(test)]
     pub fn write(&self, path: &str, bytes: &[u8]) -> Result<(), String> {
         let parts = components(path);
         let (name, dirs) = parts.split_last().ok_or_else(|| format!("{path}: not a file"))?;
@@ -400,6 +402,7 @@ impl Image {
     }
 
     /// The FAT type and the number of clusters, as `fatfs` reads them from the boot sector.
+    #[cfg(test)]
     pub fn stats(&self) -> Result<(fatfs::FatType, u32), String> {
         let stats = self.fs.stats().map_err(|e| e.to_string())?;
         Ok((self.fs.fat_type(), stats.total_clusters()))

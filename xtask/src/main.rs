@@ -11,6 +11,8 @@
 //! * `profile WHAT`: instructions per function of one operation of a ring-3 benchmark
 //!   (`ubench WHAT`), from a QEMU instruction log of its loop (see `profile.rs`).
 //! * `decode FILE`: print a capture of bus datagrams (`getdelays -w /dev/ttyS1`) as text.
+//! * `acct IMAGE ls|cat|dump|lastcomm|csacom PATH`: the files of an accounting disk (`/var`),
+//!   printed as Tally's tools print them (`acct.rs`, `acctdisk.rs`).
 //! * `layers`: the kernel's floors and which module calls which, checked (`layers.rs`).
 //! * `lint`: rustfmt, clippy with warnings denied, and the floors: the gate CI runs first.
 //!
@@ -18,6 +20,7 @@
 //! `(v << 1) | 1`: 33 means success, anything else (35, a crash, a timeout) is a failure.
 //! A kernel that ends with a program's exit status N writes `0x10 + N`; `run` exits with N.
 
+mod acct;
 mod acctdisk;
 mod bench;
 mod build;
@@ -134,6 +137,13 @@ enum Command {
         /// The capture: netlink messages as received, one after another.
         file: std::path::PathBuf,
     },
+    /// Read an accounting disk (the guest's /var) on the host: list, print and decode its files.
+    Acct {
+        /// The disk image: target/tally/acct.img after `cargo xtask run`, or an --acct-disk FILE.
+        image: std::path::PathBuf,
+        #[command(subcommand)]
+        what: acct::AcctCmd,
+    },
     /// Show the kernel's floors, which module calls which, and any call that goes up a floor.
     Layers,
     /// Check formatting (rustfmt), lints (clippy, warnings denied) and the kernel's floors.
@@ -154,6 +164,7 @@ fn main() -> ExitCode {
         }
         Command::Profile { what, no_accounting, iters } => profile::run(&what, no_accounting, iters),
         Command::Decode { file } => decode::run(&file),
+        Command::Acct { image, what } => acct::run(&image, &what),
         Command::Lint => lint::run(),
         Command::Layers => Ok(if layers::print(&build::root()) { ExitCode::SUCCESS } else { ExitCode::FAILURE }),
         Command::Test { list: true, .. } => test::list(),
