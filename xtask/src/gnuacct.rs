@@ -242,7 +242,7 @@ pub fn verify(file: &Path) -> Result<String, String> {
     Ok(format!("{gnu_dump}{gnu_lastcomm}{gnu_sa}"))
 }
 
-fn compare(what: &str, gnu: &str, tally: &str) -> Result<(), String> {
+pub fn compare(what: &str, gnu: &str, tally: &str) -> Result<(), String> {
     if gnu == tally {
         return Ok(());
     }

@@ -25,10 +25,11 @@ mod acctdisk;
 mod bench;
 mod build;
 mod decode;
-// GNU acct as the judge of Tally's accounting files: called by the accounting scenario's
-// host-side check and by its own tests, not by a subcommand.
+// GNU acct as the judge of Tally's accounting files: called by the scenarios' host checks
+// (`hostcheck.rs`) and by its own tests, not by a subcommand.
 #[cfg_attr(not(test), allow(dead_code))]
 mod gnuacct;
+mod hostcheck;
 mod hosttest;
 mod layers;
 mod lint;

@@ -13,6 +13,15 @@
 //! echo done                      # without it the console gets no input at all
 //! """
 //! capture_serial = ["exit record", "pid 7 (spin)"]  # optional: see below
+//!
+//! [[host_check]]                 # optional, repeatable: a file of /var judged on the host
+//! file = "/var/account/pacct"    # pulled out of the run's accounting disk after QEMU ends
+//! record_size = 64               # optional: its size must be whole records (64 implied by a tool)
+//! min_records = 4                # optional: at least this many records (default 0)
+//! tool = "dump-acct"             # optional: GNU acct's "dump-acct", "lastcomm" or "sa" on it
+//! args = []                      # optional: the tool's options ("--pid"; "-a" for sa)
+//! same_as = "$ dump-acct /var/account/pacct"  # optional: the tool prints what Tally printed
+//! patterns = ["hello", "spin"]   # optional: in the tool's output, in order
 //! ```
 //!
 //! `selftest` names the function of a kernel self-test by its Rust path from
@@ -31,6 +40,20 @@
 //! to a temporary file; after the run the file is decoded as `cargo xtask decode` does
 //! (`decode.rs`), and the patterns must appear in the decoded text, in order. A capture that
 //! does not decode fails the scenario with the offset of the bad bytes.
+//!
+//! **The accounting disk.** Every scenario boots with its own fresh copy of the accounting
+//! disk (`acctdisk.rs`; the kernel's `/var`). After the run, `fsck.fat -n` must find its file
+//! system clean, in every scenario. Then each `[[host_check]]` pulls `file` out of it with
+//! `fatfs`: a missing file fails, and so does a size that is not a whole number of
+//! `record_size`-byte records (64 when a `tool` reads it: acct v3, and GNU's `lastcomm`
+//! crashes on a partial record) or fewer than `min_records`. `tool` runs GNU acct's real tool
+//! on the file (`gnuacct.rs`: fetched with `apt-get download`, never installed; run with
+//! `TZ=UTC`): anything on its standard error fails. With `same_as`, the console's lines after
+//! the first line that is exactly `same_as` (the shell's echo of the command), up to the next
+//! line that starts with the prompt `$ `, must be the tool's output, line for line; user and
+//! terminal names, which GNU takes from this host, are reconciled through `tally-pacct`
+//! (`hostcheck.rs` says how). `patterns` are found in the tool's output as `serial` in the
+//! console. A scenario that fails keeps its disk and names it, for `cargo xtask acct`.
 
 use serde::Deserialize;
 use std::path::Path;
@@ -67,6 +90,9 @@ pub struct Scenario {
     /// Patterns the decoded COM2 capture must show, in order (COM2 is attached only then).
     #[serde(default)]
     pub capture_serial: Option<Vec<String>>,
+    /// Files of the accounting disk judged on the host after the run (`hostcheck.rs`).
+    #[serde(default)]
+    pub host_check: Vec<crate::hostcheck::HostCheck>,
 }
 
 fn default_timeout() -> u64 {
@@ -85,6 +111,9 @@ pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, String> {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut s: Scenario = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         s.name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        for c in &s.host_check {
+            c.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+        }
         if let Some(selftest) = &s.selftest {
             tally_selftests::check(&s.name, selftest, &s.cmdline).map_err(|e| format!("{}: {e}", path.display()))?;
         }
@@ -134,6 +163,17 @@ impl Scenario {
                 capture.len()
             )
         })
+    }
+}
+
+impl Scenario {
+    /// Check the accounting disk of a finished run with each `[[host_check]]`, in order.
+    pub fn judge_disk(&self, disk: &Path, serial: &str) -> Result<(), String> {
+        for (i, c) in self.host_check.iter().enumerate() {
+            let scratch = std::env::temp_dir().join(format!("tally-{}-{}-{i}.pulled", self.name, std::process::id()));
+            c.judge(disk, serial, &scratch)?;
+        }
+        Ok(())
     }
 }
 

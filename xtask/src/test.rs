@@ -150,7 +150,7 @@ fn run_one(image: &Path, s: &Scenario) -> (Result<(), String>, String, Duration)
     }
     // The accounting disk is checked whatever the run's verdict: a run that failed may
     // still have left the file system broken, and that is worth saying too.
-    let disk_verdict = acctdisk::fsck(disk.path());
+    let disk_verdict = acctdisk::fsck(disk.path()).and_then(|()| s.judge_disk(disk.path(), &serial));
     verdict = match (verdict, disk_verdict) {
         (Ok(()), d) => d,
         (Err(a), Ok(())) => Err(a),
