@@ -257,6 +257,10 @@ fn run(opts: &BuildOpts, run: &RunOpts) -> Result<ExitCode, String> {
             eprintln!("xtask: QEMU killed after {timeout} s");
             ExitCode::from(124)
         }
+        qemu::Status::Killed => {
+            eprintln!("xtask: QEMU killed");
+            ExitCode::from(2)
+        }
         qemu::Status::Other(code) => {
             eprintln!("xtask: QEMU ended with status {code:?} (not through the exit device: crash or reset?)");
             ExitCode::from(2)

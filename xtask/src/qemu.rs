@@ -82,6 +82,8 @@ pub enum Status {
     Exited(u8),
     /// Killed by the runner's timeout.
     Timeout,
+    /// Killed on purpose once the console showed a pattern ([`Qemu::kill_after`]).
+    Killed,
     /// Any other end: QEMU's own error, a triple fault with -no-reboot (status 0), a signal.
     Other(Option<i32>),
 }
@@ -143,6 +145,7 @@ pub struct Qemu {
     capture: Option<PathBuf>,
     monitor: Option<PathBuf>,
     extra: Vec<String>,
+    kill_after: Option<(Vec<u8>, Duration)>,
 }
 
 impl Qemu {
@@ -160,6 +163,7 @@ impl Qemu {
             capture: None,
             monitor: None,
             extra: Vec::new(),
+            kill_after: None,
         }
     }
 
@@ -172,6 +176,14 @@ impl Qemu {
     /// More QEMU options, appended as given (e.g. `-singlestep`, `-D FILE`).
     pub fn args(mut self, args: &[&str]) -> Self {
         self.extra.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// For [`Qemu::run_captured`]: kill QEMU (SIGKILL, as a power cut would end the machine)
+    /// `delay` after the console first shows `pattern` (`\n` in it matches the console's
+    /// CR LF); the run then ends with [`Status::Killed`].
+    pub fn kill_after(mut self, pattern: &str, delay: Duration) -> Self {
+        self.kill_after = Some((pattern.replace('\n', "\r\n").into_bytes(), delay));
         self
     }
 
@@ -284,18 +296,33 @@ impl Qemu {
         let stdout = child.stdout.take().expect("piped");
         let mut stderr = child.stderr.take().expect("piped");
         let (ready_tx, ready_rx) = mpsc::channel();
-        let out = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            pump(stdout, ready_tx, |bytes| buf.extend_from_slice(bytes));
-            buf
-        });
+        // When the console first showed the kill pattern, if there is one.
+        let seen = std::sync::Arc::new(std::sync::OnceLock::<Instant>::new());
+        let pattern = self.kill_after.as_ref().map(|(p, _)| p.clone());
+        let out = {
+            let seen = std::sync::Arc::clone(&seen);
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                pump(stdout, ready_tx, |bytes| {
+                    let from = buf.len().saturating_sub(pattern.as_ref().map_or(0, |p| p.len()));
+                    buf.extend_from_slice(bytes);
+                    if let Some(p) = pattern.as_ref().filter(|p| !p.is_empty() && seen.get().is_none()) {
+                        if buf[from..].windows(p.len()).any(|w| w == p.as_slice()) {
+                            let _ = seen.set(Instant::now());
+                        }
+                    }
+                });
+                buf
+            })
+        };
         let err = std::thread::spawn(move || {
             let mut buf = Vec::new();
             let _ = stderr.read_to_end(&mut buf);
             buf
         });
         let feeder = if scripted { start_feeder(&mut child, &self.input, ready_rx) } else { None };
-        let status = wait(child, Some(timeout))?;
+        let kill = self.kill_after.as_ref().map(|(_, delay)| (&*seen, *delay));
+        let status = wait_or_kill(child, Some(timeout), kill)?;
         if let Some(f) = feeder {
             let _ = f.join();
         }
@@ -374,11 +401,28 @@ fn feed(mut to: ChildStdin, input: &Input) -> std::io::Result<()> {
     // it takes as "no more input" (the guest has the ^D already).
 }
 
-fn wait(mut child: Child, timeout: Option<Duration>) -> Result<Status, String> {
+fn wait(child: Child, timeout: Option<Duration>) -> Result<Status, String> {
+    wait_or_kill(child, timeout, None)
+}
+
+/// Waits for QEMU to end; kills it after `timeout`, or `kill.1` after the moment `kill.0`
+/// is set.
+fn wait_or_kill(
+    mut child: Child,
+    timeout: Option<Duration>,
+    kill: Option<(&std::sync::OnceLock<Instant>, Duration)>,
+) -> Result<Status, String> {
     let start = Instant::now();
     loop {
         if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
             return Ok(Status::from_code(s.code()));
+        }
+        if let Some((seen, delay)) = kill {
+            if seen.get().is_some_and(|t| t.elapsed() >= delay) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ok(Status::Killed);
+            }
         }
         if timeout.is_some_and(|t| start.elapsed() >= t) {
             let _ = child.kill();

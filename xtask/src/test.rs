@@ -122,7 +122,7 @@ fn run_one(image: &Path, s: &Scenario) -> (Result<(), String>, String, Duration)
         Ok(d) => d,
         Err(e) => return (Err(e), String::new(), Duration::ZERO),
     };
-    let mut q = qemu::Qemu::new(image, disk.path()).cmdline(&s.kernel_cmdline()).icount(s.icount).input(s.input());
+    let mut q = s.qemu(image, disk.path());
     // COM2 goes to a temporary file when the scenario checks it.
     let capture = s
         .capture_serial
