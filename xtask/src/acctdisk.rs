@@ -90,14 +90,10 @@ impl Layout {
 /// writes a long name before every entry, even `.` and `..`; `embedded-sdmmc` knows only
 /// 8.3 names, and would leave such entries behind, orphaned, when it removes a file.
 fn strip_long_names(dir: &mut [u8]) {
-    let kept: Vec<[u8; 32]> = dir
-        .chunks_exact(32)
-        .take_while(|e| e[0] != 0)
-        .filter(|e| e[11] != 0x0f)
-        .map(|e| e.try_into().expect("32 bytes"))
-        .collect();
+    let kept: Vec<[u8; 32]> =
+        dir.as_chunks::<32>().0.iter().take_while(|e| e[0] != 0).filter(|e| e[11] != 0x0f).copied().collect();
     dir.fill(0);
-    for (slot, e) in dir.chunks_exact_mut(32).zip(&kept) {
+    for (slot, e) in dir.as_chunks_mut::<32>().0.iter_mut().zip(&kept) {
         slot.copy_from_slice(e);
     }
 }
@@ -127,7 +123,9 @@ fn build_template() -> std::io::Result<Vec<u8>> {
     let layout = Layout::of(&part[..512]);
     strip_long_names(&mut part[layout.root_dir..layout.data]);
     let clusters: Vec<usize> = part[layout.root_dir..layout.data]
-        .chunks_exact(32)
+        .as_chunks::<32>()
+        .0
+        .iter()
         .filter(|e| e[0] != 0 && e[11] & 0x10 != 0)
         .map(|e| usize::from(u16::from_le_bytes([e[26], e[27]])))
         .collect();
@@ -295,7 +293,7 @@ pub fn partition(image: &Path) -> Result<(u64, u64), String> {
     if sector[510..] != [0x55, 0xaa] {
         return Err(format!("{}: no partition table (sector 0 does not end in 55 AA)", image.display()));
     }
-    for e in sector[446..510].chunks_exact(16) {
+    for e in sector[446..510].as_chunks::<16>().0 {
         if matches!(e[4], 0x04 | 0x06 | 0x0e | 0x0b | 0x0c) {
             let start = u64::from(u32::from_le_bytes(e[8..12].try_into().expect("4 bytes"))) * SECTOR;
             let len = u64::from(u32::from_le_bytes(e[12..16].try_into().expect("4 bytes"))) * SECTOR;
@@ -496,13 +494,14 @@ mod tests {
         let part = &a[(PART_START_LBA * SECTOR) as usize..];
         let layout = Layout::of(&part[..512]);
         let root = &part[layout.root_dir..layout.data];
-        let entries: Vec<&[u8]> = root.chunks_exact(32).take_while(|e| e[0] != 0).collect();
+        let entries: Vec<&[u8; 32]> = root.as_chunks::<32>().0.iter().take_while(|e| e[0] != 0).collect();
         assert_eq!(entries.len(), 4, "the volume label and three directories");
         assert!(entries.iter().all(|e| e[11] != 0x0f), "no long-name entries");
         for e in &entries[1..] {
             let c = usize::from(u16::from_le_bytes([e[26], e[27]]));
             let at = layout.data + (c - 2) * layout.cluster;
-            let d: Vec<&[u8]> = part[at..at + layout.cluster].chunks_exact(32).take_while(|e| e[0] != 0).collect();
+            let d: Vec<&[u8; 32]> =
+                part[at..at + layout.cluster].as_chunks::<32>().0.iter().take_while(|e| e[0] != 0).collect();
             assert_eq!(d.len(), 2, "only . and ..");
             assert_eq!(&d[0][..11], b".          ");
             assert_eq!(&d[1][..11], b"..         ");

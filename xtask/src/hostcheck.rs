@@ -111,7 +111,7 @@ impl HostCheck {
         let size = self.record_size.or(self.tool.map(|_| 64));
         if let Some(n) = size {
             let len = bytes.len() as u64;
-            if len % n != 0 {
+            if !len.is_multiple_of(n) {
                 return Err(format!(
                     "{what}: {len} bytes are {} whole {n}-byte records and {} bytes of a partial one",
                     len / n,
