@@ -74,7 +74,7 @@ pub fn pacct() -> Result<(), &'static str> {
     println!("acct_abi: status {:#x}", r.status.raw());
     expect_exit(&r, 0)?;
     let bytes = read_all(FILE)?;
-    println!("acct_abi: {FILE:?} holds {} bytes", bytes.len());
+    println!("acct_abi: {} holds {} bytes", comm(FILE), bytes.len());
     if bytes.is_empty() || bytes.len() % 64 != 0 {
         return Err("the file is not a whole number of 64-byte records");
     }
