@@ -98,3 +98,37 @@ pub fn record_file() -> Result<(), &'static str> {
     println!("files: records whole and in order; size {}", expect.len());
     Ok(())
 }
+
+/// The ring-3 fixture `/test/files`: every file system call's successes and errors, two
+/// appending processes, a file left open at exit, a full disk. Its file I/O must show in its
+/// accounting: characters and calls, sectors, and disk waits as UNINTERRUPTIBLE_SLEEP.
+pub fn fixture() -> Result<(), &'static str> {
+    if !fs::present() {
+        return Err("no accounting disk (attach a FAT16 image at index=2)");
+    }
+    let r = super::ring3::run_fixture("files", &[])?;
+    let c = &r.totals.counters;
+    let sleep = super::ring3::t(&r.totals.msa, tally_microstate::MicroState::UninterruptibleSleep);
+    println!(
+        "files: fixture status {:#x}; rchar>0 {}, wchar>0 {}, inblock>0 {}, oublock>0 {}, disk waits {}",
+        r.status.raw(),
+        c.read_char > 0,
+        c.write_char > 0,
+        c.inblock > 0,
+        c.oublock > 0,
+        sleep > 0 || !tally_microstate::ACCOUNTING_ENABLED
+    );
+    if r.status.raw() != 0 {
+        return Err("the fixture failed a check (its number is the exit status)");
+    }
+    if c.read_char == 0 || c.write_char == 0 || c.read_syscalls == 0 || c.write_syscalls == 0 {
+        return Err("file reads and writes were not counted");
+    }
+    if c.inblock == 0 || c.oublock == 0 {
+        return Err("the sectors fsd moved were not charged to the caller");
+    }
+    if tally_microstate::ACCOUNTING_ENABLED && sleep == 0 {
+        return Err("waiting for fsd did not show as UNINTERRUPTIBLE_SLEEP");
+    }
+    Ok(())
+}
