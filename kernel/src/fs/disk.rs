@@ -3,6 +3,16 @@
 //! things the crate does not do — counting free clusters before a write (so a record is
 //! never cut by a full disk) and freeing a deleted file's cluster chain.
 //!
+//! Two defects of `embedded-sdmmc` 0.10's cluster allocator are kept away here:
+//!
+//! * its search for a free cluster reads whole FAT sectors and may return an entry *past
+//!   the last cluster* (the unused tail of the last FAT sector reads as free): at mount,
+//!   [`Geometry::fence_tail`] marks those tail entries bad (0xFFF7), which no real cluster
+//!   is, and which `fsck.fat` ignores;
+//! * after taking the *last* free cluster it fails looking for the next free one, leaving
+//!   the cluster chained to the file but the write reported as failed: so one free cluster
+//!   is always kept in reserve ([`Geometry::count_free`] never counts it).
+//!
 //! Only fsd calls into this file (through the volume manager, or directly for the FAT).
 //! Every sector it moves is counted in [`sectors`], so fsd can charge each request the
 //! sectors it cost.
@@ -192,6 +202,34 @@ impl Geometry {
             .count() as u32
     }
 
+    /// Mark the FAT entries past the last cluster (the tail of the last FAT sector) bad, in
+    /// every copy, so the crate's search never hands one out. Entries already non-zero are
+    /// left as they are.
+    pub fn fence_tail(&self, dev: &AtaBlocks) -> Result<(), DiskError> {
+        let end = self.clusters + 2;
+        let sector = end / 256;
+        if sector >= self.fat_sectors || end.is_multiple_of(256) {
+            return Ok(());
+        }
+        for copy in 0..self.fats {
+            let lba = self.fat_start + copy * self.fat_sectors + sector;
+            let mut s = [0u8; 512];
+            dev.read_sector(lba, &mut s)?;
+            let mut changed = false;
+            for k in (end % 256)..256 {
+                let at = (2 * k) as usize;
+                if s[at] == 0 && s[at + 1] == 0 {
+                    s[at..at + 2].copy_from_slice(&0xFFF7u16.to_le_bytes());
+                    changed = true;
+                }
+            }
+            if changed {
+                dev.write_sector(lba, &s)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Are at least `want` clusters free? Scans the FAT from where the last scan found room,
     /// so in the common case (free space right after the data) it reads one sector; on a full
     /// disk it reads the whole first FAT.
@@ -199,11 +237,13 @@ impl Geometry {
         self.count_free(dev, want).map(|n| n >= want)
     }
 
-    /// Free clusters, counting up to `limit` (stops early).
+    /// Free clusters that may be used, counting up to `limit` (stops early): one free
+    /// cluster is always held back (see the module documentation).
     pub fn count_free(&mut self, dev: &AtaBlocks, limit: u32) -> Result<u32, DiskError> {
         if limit == 0 {
             return Ok(0);
         }
+        let limit = limit + 1;
         let n = self.used_fat_sectors();
         let mut s = [0u8; 512];
         let mut found = 0;
@@ -219,7 +259,7 @@ impl Geometry {
                 break;
             }
         }
-        Ok(found)
+        Ok(found.saturating_sub(1))
     }
 
     /// Mark every cluster of the chain starting at `first` free, in every FAT copy. For a

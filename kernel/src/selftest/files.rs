@@ -96,6 +96,79 @@ pub fn record_file() -> Result<(), &'static str> {
         return Err("a post after the close was accepted");
     }
     println!("files: records whole and in order; size {}", expect.len());
+    fs::call(Op::Unlink { path: path(p)? }).map_err(|_| "unlink failed")?;
+    full_disk()
+}
+
+/// Wait (up to 2 s) until `f` holds.
+fn until(f: impl Fn() -> bool) -> bool {
+    for _ in 0..200 {
+        if f() {
+            return true;
+        }
+        crate::sched::sleep_ns(10_000_000);
+    }
+    f()
+}
+
+/// A record file on a full disk: the records that fit are written whole, then
+/// `on_error(id, ENOSPC)`, the file is closed, and posts fail with EIO.
+fn full_disk() -> Result<(), &'static str> {
+    use tally_uapi::errno::{EIO, ENOSPC};
+    const REC: usize = 96;
+    let (p, filler) = (b"/var/TMP/REC2", b"/var/TMP/FILLER");
+    for f in [&p[..], &filler[..]] {
+        let _ = fs::call(Op::Unlink { path: path(f)? });
+    }
+    let create = |f: &[u8]| match fs::call(Op::Open { path: path(f)?, flags: O_CREAT | O_RDWR | O_TRUNC }) {
+        Ok(Done::Opened { node, .. }) => Ok(node),
+        _ => Err("cannot create a file"),
+    };
+    fs::post(Op::Close { node: create(p)? });
+    LAST_ERROR.store(0, Ordering::Relaxed);
+    let rf = RecordFile::open(p, on_error).map_err(|_| "RecordFile::open failed")?;
+    for i in 0..7u8 {
+        rf.post(&[i; REC]).map_err(|_| "post failed")?;
+    }
+    if !until(|| rf.counters().0 == 7) {
+        return Err("7 records were not written");
+    }
+    // Fill the disk.
+    let node = create(filler)?;
+    let chunk = alloc::vec![0x5Au8; 64 * 1024];
+    loop {
+        match fs::call(Op::Write { node, pos: None, data: chunk.clone() }) {
+            Ok(Done::Wrote { n, .. }) if n == chunk.len() as u64 => {}
+            _ => break,
+        }
+    }
+    fs::post(Op::Close { node });
+    // 7 records are 672 bytes in two 512-byte clusters: room for 3 more, not 50.
+    for i in 0..50u8 {
+        rf.post(&[100 + i; REC]).map_err(|_| "post failed")?;
+    }
+    if !until(|| rf.counters().2 == 1) {
+        return Err("the full disk was not reported");
+    }
+    let (records, bytes, errors) = rf.counters();
+    let size = size_of(p)?;
+    println!(
+        "files: full disk: {records} records, {bytes} bytes, {errors} error (errno {}), file size {size}",
+        LAST_ERROR.load(Ordering::Relaxed)
+    );
+    if LAST_ERROR.load(Ordering::Relaxed) != ENOSPC {
+        return Err("on_error was not told ENOSPC");
+    }
+    if records != 10 || size != (10 * REC) as i64 || bytes != (10 * REC) as u64 {
+        return Err("the file does not end on the last whole record that fitted");
+    }
+    if rf.post(&[1; REC]) != Err(EIO) {
+        return Err("a post after the error was accepted");
+    }
+    rf.close_and_wait();
+    for f in [&p[..], &filler[..]] {
+        fs::call(Op::Unlink { path: path(f)? }).map_err(|_| "cleanup unlink failed")?;
+    }
     Ok(())
 }
 
