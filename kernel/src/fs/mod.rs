@@ -185,6 +185,11 @@ fn kick() {
     WORK.wake_all();
 }
 
+/// Sectors read and written on the accounting disk since boot (all of them by fsd).
+pub fn sectors() -> (u64, u64) {
+    disk::sectors()
+}
+
 /// Is there an accounting disk at all? `false`: every call is `ENODEV` at once.
 pub fn present() -> bool {
     matches!(STATE.load(Ordering::Acquire), STATE_STARTING | STATE_MOUNTED)
