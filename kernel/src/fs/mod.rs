@@ -35,7 +35,7 @@ mod server;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use spin::Mutex;
 use tally_runqueue::SleepKind;
@@ -48,6 +48,34 @@ use crate::sched;
 use crate::sync::WaitQueue;
 
 pub use record_file::RecordFile;
+
+/// What a descriptor open on `/var` holds: fsd's node, the `open` flags, and the position
+/// (for a directory: the `getdents64` cookie). Shared by the descriptors `spawn` copies, as
+/// an open file description is. Dropping the last reference closes it in fsd *without
+/// waiting* ([`post`]), because the last reference may go in `FileTable::close_all` at a
+/// process's exit.
+pub struct VarFile {
+    pub node: u64,
+    pub dir: bool,
+    pub flags: u32,
+    pub pos: AtomicU64,
+}
+
+impl VarFile {
+    /// Open `path` on `/var` (blocking, through fsd).
+    pub fn open(path: VarPath, flags: u32) -> Result<VarFile, i32> {
+        match call(Op::Open { path, flags })? {
+            Done::Opened { node, dir } => Ok(VarFile { node, dir, flags, pos: AtomicU64::new(0) }),
+            _ => Err(tally_uapi::errno::EIO),
+        }
+    }
+}
+
+impl Drop for VarFile {
+    fn drop(&mut self) {
+        post(Op::Close { node: self.node });
+    }
+}
 
 /// One request to fsd. `node` is what [`Op::Open`] returned: fsd's handle of an open file or
 /// directory, shared by every descriptor of that file.
@@ -155,6 +183,11 @@ static WORK: WaitQueue = WaitQueue::new();
 fn kick() {
     KICK.store(true, Ordering::Release);
     WORK.wake_all();
+}
+
+/// Sectors read and written on the accounting disk since boot (all of them by fsd).
+pub fn sectors() -> (u64, u64) {
+    disk::sectors()
 }
 
 /// Is there an accounting disk at all? `false`: every call is `ENODEV` at once.

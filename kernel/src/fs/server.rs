@@ -117,6 +117,7 @@ impl Server {
     pub fn mount() -> Result<Server, &'static str> {
         let dev = AtaBlocks::new().ok_or("no accounting disk")?;
         let geo = Geometry::read(&dev)?;
+        geo.fence_tail(&dev).map_err(|_| "cannot write the FAT")?;
         let vm: Volumes = VolumeManager::new_with_limits(dev, WallClock, 1);
         let dev = AtaBlocks::new().ok_or("no accounting disk")?;
         let volume = vm.open_raw_volume(VolumeIdx(0)).map_err(|_| "embedded-sdmmc cannot open partition 1")?;
