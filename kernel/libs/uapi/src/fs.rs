@@ -178,7 +178,8 @@ mod tests {
 
     #[test]
     fn stat_round_trips_and_puts_fields_where_linux_does() {
-        let s = Stat { st_ino: 7, st_mode: S_IFREG | 0o644, st_size: 4096, st_blocks: 8, st_mtime: 99, ..Stat::default() };
+        let s =
+            Stat { st_ino: 7, st_mode: S_IFREG | 0o644, st_size: 4096, st_blocks: 8, st_mtime: 99, ..Stat::default() };
         let b = s.to_bytes();
         assert_eq!(&b[24..28], &(S_IFREG | 0o644).to_le_bytes());
         assert_eq!(&b[48..56], &4096i64.to_le_bytes());
