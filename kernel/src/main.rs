@@ -18,7 +18,7 @@
 //!   stats                          the kernel's statistics as Solaris kstats
 //!   irq  trap                      interrupt and exception entry
 //!   proc  acct                     processes; the readers of the accounting
-//!   file  bus  drivers             descriptors and pipes; the message bus; disks, console
+//!   file  bus  drivers  fs         descriptors and pipes; the message bus; disks, console; /var
 //!   sched                          the run queue, block/wake, the tick, the lock
 //!   sync                           wait queues, completions, sleeping locks
 //!   base                           configuration, console, clocks, memory pool
@@ -43,6 +43,7 @@ mod bus;
 mod demo;
 mod drivers;
 mod file;
+mod fs;
 mod irq;
 mod proc;
 mod sched;
@@ -80,6 +81,13 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     drivers::init();
     irq::init();
     stats::init();
+    // The owner of the accounting disk's file system (`/var`): a kernel daemon outside the
+    // process tree (a child of init would keep init's final `wait4(-1)` waiting forever).
+    if fs::wanted() {
+        if let Err(e) = proc::spawn_daemon("fsd", sched::SchedParams::Normal(0), fs::fsd_main, 0) {
+            log::warn!("fs: cannot start fsd: errno {e}");
+        }
+    }
     let ready_us = base::time::clock().ticks_to_ns(hal::tsc::read() - entry_tsc) / 1000;
     log::info!("ready in {ready_us} us (kernel main to interrupts on, TSC)");
     println!("kernel: ready");

@@ -127,7 +127,8 @@ fn run_variant(no_accounting: bool, filter: &str, icount: bool) -> Result<Vec<Sa
     let image = build::image(&opts)?;
     let label = if no_accounting { "accounting compiled out" } else { "accounting compiled in" };
     eprintln!("bench: running the kernel with {label}...");
-    let (status, serial, _) = qemu::Qemu::new(&image)
+    let disk = crate::acctdisk::Disk::fresh("bench")?;
+    let (status, serial, _) = qemu::Qemu::new(&image, disk.path())
         .cmdline(&format!("bench={filter}"))
         .icount(icount)
         .run_captured(Duration::from_secs(600))?;

@@ -113,12 +113,26 @@ pub fn ensure() -> Result<PathBuf, String> {
     result.map(|()| root)
 }
 
-/// `apt-get download acct` in `work`, then `dpkg -x` into `work/root`.
+/// `apt-get download acct` in `work`, then `dpkg -x` into `work/root`. A fresh machine may
+/// have no package lists yet: when the download fails and xtask runs as root, the lists are
+/// fetched (`apt-get update`, as `qemu::apt_install` does) and the download tried once more.
 fn fetch_into(work: &Path) -> Result<PathBuf, String> {
-    let mut dl = Command::new("apt-get");
-    // No retries and a short timeout: a host without a network should learn it quickly.
-    dl.args(["-o", "Acquire::Retries=0", "-o", "Acquire::http::Timeout=20", "download", "acct"]).current_dir(work);
-    let (ok, _, err) = run_with_timeout(dl, "apt-get download acct").map_err(|e| {
+    let download = || {
+        let mut dl = Command::new("apt-get");
+        // No retries and a short timeout: a host without a network should learn it quickly.
+        dl.args(["-o", "Acquire::Retries=0", "-o", "Acquire::http::Timeout=20", "download", "acct"]).current_dir(work);
+        run_with_timeout(dl, "apt-get download acct")
+    };
+    let mut result = download();
+    let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+    if root && !matches!(result, Ok((true, _, _))) {
+        let mut update = Command::new("apt-get");
+        update.args(["-o", "Acquire::Retries=0", "update"]).env("DEBIAN_FRONTEND", "noninteractive");
+        if matches!(run_with_timeout(update, "apt-get update"), Ok((true, _, _))) {
+            result = download();
+        }
+    }
+    let (ok, _, err) = result.map_err(|e| {
         format!(
             "{e} (GNU acct is fetched with apt-get: on a host without it, unpack Debian's `acct` package under {})",
             tools_dir().join("root").display()
@@ -242,7 +256,7 @@ pub fn verify(file: &Path) -> Result<String, String> {
     Ok(format!("{gnu_dump}{gnu_lastcomm}{gnu_sa}"))
 }
 
-fn compare(what: &str, gnu: &str, tally: &str) -> Result<(), String> {
+pub fn compare(what: &str, gnu: &str, tally: &str) -> Result<(), String> {
     if gnu == tally {
         return Ok(());
     }

@@ -18,7 +18,7 @@ pub const FLOORS: &[(&str, &[&str])] = &[
     ("base", &["base"]),
     ("sync", &["sync"]),
     ("sched", &["sched"]),
-    ("file, bus, drivers", &["file", "bus", "drivers"]),
+    ("file, bus, drivers, fs", &["file", "bus", "drivers", "fs"]),
     ("proc, acct", &["proc", "acct"]),
     ("irq, trap", &["irq", "trap"]),
     ("stats", &["stats"]),
@@ -31,6 +31,10 @@ pub const FLOORS: &[(&str, &[&str])] = &[
 pub const SIDEWAYS: &[(&str, &str)] = &[
     // A descriptor may be a bus socket.
     ("file", "bus"),
+    // A descriptor may be a file on /var.
+    ("file", "fs"),
+    // The file system's owner thread reads and writes the accounting disk.
+    ("fs", "drivers"),
     // The readers of the accounting read the task table.
     ("acct", "proc"),
     // The boot demo is also a self-test.

@@ -11,6 +11,8 @@
 //! * `profile WHAT`: instructions per function of one operation of a ring-3 benchmark
 //!   (`ubench WHAT`), from a QEMU instruction log of its loop (see `profile.rs`).
 //! * `decode FILE`: print a capture of bus datagrams (`getdelays -w /dev/ttyS1`) as text.
+//! * `acct IMAGE ls|cat|dump|lastcomm|csacom PATH`: the files of an accounting disk (`/var`),
+//!   printed as Tally's tools print them (`acct.rs`, `acctdisk.rs`).
 //! * `layers`: the kernel's floors and which module calls which, checked (`layers.rs`).
 //! * `lint`: rustfmt, clippy with warnings denied, and the floors: the gate CI runs first.
 //!
@@ -18,13 +20,16 @@
 //! `(v << 1) | 1`: 33 means success, anything else (35, a crash, a timeout) is a failure.
 //! A kernel that ends with a program's exit status N writes `0x10 + N`; `run` exits with N.
 
+mod acct;
+mod acctdisk;
 mod bench;
 mod build;
 mod decode;
-// GNU acct as the judge of Tally's accounting files: called by the accounting scenario's
-// host-side check and by its own tests, not by a subcommand.
+// GNU acct as the judge of Tally's accounting files: called by the scenarios' host checks
+// (`hostcheck.rs`) and by its own tests, not by a subcommand.
 #[cfg_attr(not(test), allow(dead_code))]
 mod gnuacct;
+mod hostcheck;
 mod hosttest;
 mod layers;
 mod lint;
@@ -84,6 +89,10 @@ enum Command {
         /// (default target/tally/ttyS1.bin); read it with `cargo xtask decode FILE`.
         #[arg(long, value_name = "FILE")]
         capture: Option<std::path::PathBuf>,
+        /// Use this file as the accounting disk (/var) and keep it across runs: created from
+        /// the template if missing. Without it each run gets a fresh copy, target/tally/acct.img.
+        #[arg(long, value_name = "FILE")]
+        acct_disk: Option<std::path::PathBuf>,
     },
     /// Run host unit tests and every QEMU scenario in tests/.
     Test {
@@ -129,6 +138,13 @@ enum Command {
         /// The capture: netlink messages as received, one after another.
         file: std::path::PathBuf,
     },
+    /// Read an accounting disk (the guest's /var) on the host: list, print and decode its files.
+    Acct {
+        /// The disk image: target/tally/acct.img after `cargo xtask run`, or an --acct-disk FILE.
+        image: std::path::PathBuf,
+        #[command(subcommand)]
+        what: acct::AcctCmd,
+    },
     /// Show the kernel's floors, which module calls which, and any call that goes up a floor.
     Layers,
     /// Check formatting (rustfmt), lints (clippy, warnings denied) and the kernel's floors.
@@ -143,11 +159,13 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { build, gdb, timeout, icount, cmdline, script, capture } => {
-            run(&build, gdb, timeout, icount, &cmdline, script.as_deref(), capture)
+        Command::Run { build, gdb, timeout, icount, cmdline, script, capture, acct_disk } => {
+            let opts = RunOpts { gdb, timeout, icount, cmdline, script, capture, acct_disk };
+            run(&build, &opts)
         }
         Command::Profile { what, no_accounting, iters } => profile::run(&what, no_accounting, iters),
         Command::Decode { file } => decode::run(&file),
+        Command::Acct { image, what } => acct::run(&image, &what),
         Command::Lint => lint::run(),
         Command::Layers => Ok(if layers::print(&build::root()) { ExitCode::SUCCESS } else { ExitCode::FAILURE }),
         Command::Test { list: true, .. } => test::list(),
@@ -164,27 +182,38 @@ fn main() -> ExitCode {
     })
 }
 
-fn run(
-    opts: &BuildOpts,
+/// `cargo xtask run`'s options besides the build's.
+struct RunOpts {
     gdb: bool,
     timeout: u64,
     icount: bool,
-    cmdline: &str,
-    script: Option<&std::path::Path>,
+    cmdline: String,
+    script: Option<std::path::PathBuf>,
     capture: Option<std::path::PathBuf>,
-) -> Result<ExitCode, String> {
+    acct_disk: Option<std::path::PathBuf>,
+}
+
+fn run(opts: &BuildOpts, run: &RunOpts) -> Result<ExitCode, String> {
+    let RunOpts { gdb, timeout, icount, ref cmdline, ref script, ref capture, ref acct_disk } = *run;
     let script = match script {
         Some(p) => Some(std::fs::read(p).map_err(|e| format!("cannot read the script {}: {e}", p.display()))?),
         None => None,
     };
     qemu::ensure_installed()?;
     let image = build::image(opts)?;
-    let capture = capture.unwrap_or_else(|| build::target_dir().join("tally").join("ttyS1.bin"));
+    let capture = capture.clone().unwrap_or_else(|| build::target_dir().join("tally").join("ttyS1.bin"));
     if let Some(dir) = capture.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let mut q =
-        qemu::Qemu::new(&image).cmdline(cmdline).icount(icount).input(qemu::Input::for_run(script)).capture(&capture);
+    let disk = match acct_disk {
+        Some(path) => acctdisk::Disk::keep(path)?,
+        None => acctdisk::Disk::fresh_at(&build::target_dir().join("tally").join("acct.img"))?,
+    };
+    let mut q = qemu::Qemu::new(&image, disk.path())
+        .cmdline(cmdline)
+        .icount(icount)
+        .input(qemu::Input::for_run(script))
+        .capture(&capture);
     if gdb {
         q = q.gdb();
         println!("QEMU is waiting for a debugger. In another terminal:");
@@ -195,6 +224,11 @@ fn run(
         );
     }
     let status = q.run_interactive(timeout)?;
+    eprintln!(
+        "xtask: the accounting disk (/var) is {}; `cargo xtask acct {} ls /var/account` lists it",
+        disk.path().display(),
+        disk.path().display()
+    );
     match std::fs::metadata(&capture) {
         Ok(m) if m.len() > 0 => eprintln!(
             "xtask: the second serial port (guest /dev/ttyS1) was captured in {} ({} bytes); \
@@ -222,6 +256,10 @@ fn run(
         qemu::Status::Timeout => {
             eprintln!("xtask: QEMU killed after {timeout} s");
             ExitCode::from(124)
+        }
+        qemu::Status::Killed => {
+            eprintln!("xtask: QEMU killed");
+            ExitCode::from(2)
         }
         qemu::Status::Other(code) => {
             eprintln!("xtask: QEMU ended with status {code:?} (not through the exit device: crash or reset?)");

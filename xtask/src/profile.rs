@@ -190,7 +190,8 @@ fn trace(image: &Path, what: &str, iters: u64, log: &Path) -> Result<String, Str
     let sock = dir.join(format!("profile-{}.sock", std::process::id()));
     let _ = std::fs::remove_file(&sock);
     let _ = std::fs::remove_file(log);
-    let q = qemu::Qemu::new(image)
+    let disk = crate::acctdisk::Disk::fresh("profile")?;
+    let q = qemu::Qemu::new(image, disk.path())
         .cmdline(&format!("demo=off -- ubench --profile {what} {iters}"))
         .icount(true)
         .monitor(&sock)

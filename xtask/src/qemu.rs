@@ -6,6 +6,8 @@
 //! the fw_cfg file `opt/tally/cmdline`. The boot disk is opened with `snapshot=on`, so
 //! several QEMUs can boot one image at once and nothing a run writes persists.
 //! A 4 MiB data disk (`build::data_disk`) is the primary slave, also with `snapshot=on`.
+//! The accounting disk (`acctdisk.rs`, mounted at `/var`) is the secondary master, a file of
+//! the run's own that the guest writes for real.
 //! COM2 (the guest's `/dev/ttyS1`) exists only when a capture file is given
 //! ([`Qemu::capture`]): QEMU writes everything the guest sends there to that file, byte
 //! for byte (`getdelays -w /dev/ttyS1`; `cargo xtask decode FILE` reads it).
@@ -80,6 +82,8 @@ pub enum Status {
     Exited(u8),
     /// Killed by the runner's timeout.
     Timeout,
+    /// Killed on purpose once the console showed a pattern ([`Qemu::kill_after`]).
+    Killed,
     /// Any other end: QEMU's own error, a triple fault with -no-reboot (status 0), a signal.
     Other(Option<i32>),
 }
@@ -101,15 +105,21 @@ pub fn ensure_installed() -> Result<(), String> {
     if matches!(present, Ok(s) if s.success()) {
         return Ok(());
     }
+    apt_install(QEMU, "qemu-system-x86")
+}
+
+/// Install the Debian package `package`, which provides the missing `program`, with apt-get
+/// when xtask runs as root; otherwise say how.
+pub fn apt_install(program: &str, package: &str) -> Result<(), String> {
     let uid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     if uid.ok().as_deref() != Some("0") {
         return Err(format!(
-            "{QEMU} is not installed. Install it with:\n    sudo apt-get update && \
-             sudo apt-get install -y qemu-system-x86"
+            "{program} is not installed. Install it with:\n    sudo apt-get update && \
+             sudo apt-get install -y {package}"
         ));
     }
-    eprintln!("xtask: {QEMU} not found; installing qemu-system-x86 with apt-get");
-    for args in [&["update"][..], &["install", "-y", "qemu-system-x86"][..]] {
+    eprintln!("xtask: {program} not found; installing {package} with apt-get");
+    for args in [&["update"][..], &["install", "-y", package][..]] {
         let ok = Command::new("apt-get")
             .args(args)
             .env("DEBIAN_FRONTEND", "noninteractive")
@@ -127,6 +137,7 @@ pub fn ensure_installed() -> Result<(), String> {
 /// A QEMU invocation being assembled.
 pub struct Qemu {
     image: PathBuf,
+    acct_disk: PathBuf,
     cmdline: String,
     icount: bool,
     gdb: bool,
@@ -134,12 +145,17 @@ pub struct Qemu {
     capture: Option<PathBuf>,
     monitor: Option<PathBuf>,
     extra: Vec<String>,
+    kill_after: Option<(Vec<u8>, Duration)>,
 }
 
 impl Qemu {
-    pub fn new(image: &Path) -> Self {
+    /// QEMU booting `image`, with `acct_disk` as the accounting disk (secondary master,
+    /// `ata2`; see `acctdisk.rs`): every run has one, and it is not a snapshot, since what
+    /// the guest writes there is read afterwards.
+    pub fn new(image: &Path, acct_disk: &Path) -> Self {
         Self {
             image: image.to_path_buf(),
+            acct_disk: acct_disk.to_path_buf(),
             cmdline: String::new(),
             icount: false,
             gdb: false,
@@ -147,6 +163,7 @@ impl Qemu {
             capture: None,
             monitor: None,
             extra: Vec::new(),
+            kill_after: None,
         }
     }
 
@@ -159,6 +176,14 @@ impl Qemu {
     /// More QEMU options, appended as given (e.g. `-singlestep`, `-D FILE`).
     pub fn args(mut self, args: &[&str]) -> Self {
         self.extra.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// For [`Qemu::run_captured`]: kill QEMU (SIGKILL, as a power cut would end the machine)
+    /// `delay` after the console first shows `pattern` (`\n` in it matches the console's
+    /// CR LF); the run then ends with [`Status::Killed`].
+    pub fn kill_after(mut self, pattern: &str, delay: Duration) -> Self {
+        self.kill_after = Some((pattern.replace('\n', "\r\n").into_bytes(), delay));
         self
     }
 
@@ -200,6 +225,8 @@ impl Qemu {
         // The data disk (primary slave, `ata1`) of the ATA driver's tests; see `build::data_disk`.
         c.arg("-drive")
             .arg(format!("format=raw,file={},if=ide,index=1,snapshot=on", crate::build::data_disk_path().display()));
+        // The accounting disk (secondary master, `ata2`), written in place.
+        c.arg("-drive").arg(format!("format=raw,file={},if=ide,index=2", self.acct_disk.display()));
         // The second -serial is COM2.
         if let Some(path) = &self.capture {
             c.arg("-serial").arg(format!("file:{}", path.display()));
@@ -269,18 +296,33 @@ impl Qemu {
         let stdout = child.stdout.take().expect("piped");
         let mut stderr = child.stderr.take().expect("piped");
         let (ready_tx, ready_rx) = mpsc::channel();
-        let out = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            pump(stdout, ready_tx, |bytes| buf.extend_from_slice(bytes));
-            buf
-        });
+        // When the console first showed the kill pattern, if there is one.
+        let seen = std::sync::Arc::new(std::sync::OnceLock::<Instant>::new());
+        let pattern = self.kill_after.as_ref().map(|(p, _)| p.clone());
+        let out = {
+            let seen = std::sync::Arc::clone(&seen);
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                pump(stdout, ready_tx, |bytes| {
+                    let from = buf.len().saturating_sub(pattern.as_ref().map_or(0, |p| p.len()));
+                    buf.extend_from_slice(bytes);
+                    if let Some(p) = pattern.as_ref().filter(|p| !p.is_empty() && seen.get().is_none()) {
+                        if buf[from..].windows(p.len()).any(|w| w == p.as_slice()) {
+                            let _ = seen.set(Instant::now());
+                        }
+                    }
+                });
+                buf
+            })
+        };
         let err = std::thread::spawn(move || {
             let mut buf = Vec::new();
             let _ = stderr.read_to_end(&mut buf);
             buf
         });
         let feeder = if scripted { start_feeder(&mut child, &self.input, ready_rx) } else { None };
-        let status = wait(child, Some(timeout))?;
+        let kill = self.kill_after.as_ref().map(|(_, delay)| (&*seen, *delay));
+        let status = wait_or_kill(child, Some(timeout), kill)?;
         if let Some(f) = feeder {
             let _ = f.join();
         }
@@ -359,11 +401,28 @@ fn feed(mut to: ChildStdin, input: &Input) -> std::io::Result<()> {
     // it takes as "no more input" (the guest has the ^D already).
 }
 
-fn wait(mut child: Child, timeout: Option<Duration>) -> Result<Status, String> {
+fn wait(child: Child, timeout: Option<Duration>) -> Result<Status, String> {
+    wait_or_kill(child, timeout, None)
+}
+
+/// Waits for QEMU to end; kills it after `timeout`, or `kill.1` after the moment `kill.0`
+/// is set.
+fn wait_or_kill(
+    mut child: Child,
+    timeout: Option<Duration>,
+    kill: Option<(&std::sync::OnceLock<Instant>, Duration)>,
+) -> Result<Status, String> {
     let start = Instant::now();
     loop {
         if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
             return Ok(Status::from_code(s.code()));
+        }
+        if let Some((seen, delay)) = kill {
+            if seen.get().is_some_and(|t| t.elapsed() >= delay) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ok(Status::Killed);
+            }
         }
         if timeout.is_some_and(|t| start.elapsed() >= t) {
             let _ = child.kill();

@@ -4,7 +4,7 @@
 //! description = "What the scenario proves, in one sentence."
 //! selftest = "heap_frames::heap_and_frames"  # the kernel self-test this boot runs (see below)
 //! cmdline = "loglevel=debug"     # kernel command line words (optional; see below)
-//! expect = "success"             # or "failure" for scenarios that must end in a fault
+//! expect = "success"             # or "failure" for scenarios that must end in a fault, or "killed"
 //! serial = ["heap: counters back to baseline", "selftest heap: ok"]  # must appear, in order
 //! timeout = 60                   # seconds before the run is killed and failed (default 60)
 //! icount = false                 # deterministic guest time: QEMU -icount, 1 ns per instruction
@@ -13,6 +13,18 @@
 //! echo done                      # without it the console gets no input at all
 //! """
 //! capture_serial = ["exit record", "pid 7 (spin)"]  # optional: see below
+//!
+//! kill_after = "$ hello 5"       # with expect = "killed": kill QEMU once this appears
+//! kill_delay_ms = 20             # … this long after it (default 0)
+//!
+//! [[host_check]]                 # optional, repeatable: a file of /var judged on the host
+//! file = "/var/account/pacct"    # pulled out of the run's accounting disk after QEMU ends
+//! record_size = 64               # optional: its size must be whole records (64 implied by a tool)
+//! min_records = 4                # optional: at least this many records (default 0)
+//! tool = "dump-acct"             # optional: GNU acct's "dump-acct", "lastcomm" or "sa" on it
+//! args = []                      # optional: the tool's options ("--pid"; "-a" for sa)
+//! same_as = "$ dump-acct /var/account/pacct"  # optional: the tool prints what Tally printed
+//! patterns = ["hello", "spin"]   # optional: in the tool's output, in order
 //! ```
 //!
 //! `selftest` names the function of a kernel self-test by its Rust path from
@@ -31,6 +43,26 @@
 //! to a temporary file; after the run the file is decoded as `cargo xtask decode` does
 //! (`decode.rs`), and the patterns must appear in the decoded text, in order. A capture that
 //! does not decode fails the scenario with the offset of the bad bytes.
+//!
+//! `expect = "killed"` with `kill_after`: QEMU is killed (SIGKILL, a power cut to the guest)
+//! `kill_delay_ms` after the console first shows `kill_after` (CR LF read as `\n`); a run
+//! that ends before that fails. The `serial` patterns are then found in what came before the
+//! kill, and the disk is checked as after any run: this is how a scenario shows that a
+//! machine stopped mid-write leaves whole records and a clean file system.
+//!
+//! **The accounting disk.** Every scenario boots with its own fresh copy of the accounting
+//! disk (`acctdisk.rs`; the kernel's `/var`). After the run, `fsck.fat -n` must find its file
+//! system clean, in every scenario. Then each `[[host_check]]` pulls `file` out of it with
+//! `fatfs`: a missing file fails, and so does a size that is not a whole number of
+//! `record_size`-byte records (64 when a `tool` reads it: acct v3, and GNU's `lastcomm`
+//! crashes on a partial record) or fewer than `min_records`. `tool` runs GNU acct's real tool
+//! on the file (`gnuacct.rs`: fetched with `apt-get download`, never installed; run with
+//! `TZ=UTC`): anything on its standard error fails. With `same_as`, the console's lines after
+//! the first line that is exactly `same_as` (the shell's echo of the command), up to the next
+//! line that starts with the prompt `$ `, must be the tool's output, line for line; user and
+//! terminal names, which GNU takes from this host, are reconciled through `tally-pacct`
+//! (`hostcheck.rs` says how). `patterns` are found in the tool's output as `serial` in the
+//! console. A scenario that fails keeps its disk and names it, for `cargo xtask acct`.
 
 use serde::Deserialize;
 use std::path::Path;
@@ -40,6 +72,8 @@ use std::path::Path;
 pub enum Expect {
     Success,
     Failure,
+    /// Killed by the runner at `kill_after`.
+    Killed,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -67,6 +101,15 @@ pub struct Scenario {
     /// Patterns the decoded COM2 capture must show, in order (COM2 is attached only then).
     #[serde(default)]
     pub capture_serial: Option<Vec<String>>,
+    /// With `expect = "killed"`: QEMU is killed once the console shows this pattern.
+    #[serde(default)]
+    pub kill_after: Option<String>,
+    /// How long after `kill_after` appears QEMU is killed, in milliseconds.
+    #[serde(default)]
+    pub kill_delay_ms: u64,
+    /// Files of the accounting disk judged on the host after the run (`hostcheck.rs`).
+    #[serde(default)]
+    pub host_check: Vec<crate::hostcheck::HostCheck>,
 }
 
 fn default_timeout() -> u64 {
@@ -85,6 +128,12 @@ pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, String> {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut s: Scenario = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         s.name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        for c in &s.host_check {
+            c.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        if (s.expect == Expect::Killed) != s.kill_after.is_some() {
+            return Err(format!("{}: `expect = \"killed\"` and `kill_after` go together", path.display()));
+        }
         if let Some(selftest) = &s.selftest {
             tally_selftests::check(&s.name, selftest, &s.cmdline).map_err(|e| format!("{}: {e}", path.display()))?;
         }
@@ -101,6 +150,17 @@ impl Scenario {
         tally_selftests::kernel_cmdline(&self.name, self.selftest.as_deref(), &self.cmdline)
     }
 
+    /// QEMU for this scenario on `image`, with `disk` as its accounting disk: its command
+    /// line, guest time, console input and kill point.
+    pub fn qemu(&self, image: &Path, disk: &Path) -> crate::qemu::Qemu {
+        let q =
+            crate::qemu::Qemu::new(image, disk).cmdline(&self.kernel_cmdline()).icount(self.icount).input(self.input());
+        match &self.kill_after {
+            Some(p) => q.kill_after(p, std::time::Duration::from_millis(self.kill_delay_ms)),
+            None => q,
+        }
+    }
+
     /// What this scenario types on the console.
     pub fn input(&self) -> crate::qemu::Input {
         match &self.script {
@@ -114,6 +174,13 @@ impl Scenario {
         use crate::qemu::Status;
         match (self.expect, status) {
             (Expect::Success, Status::Success) | (Expect::Failure, Status::Failure) => {}
+            (Expect::Killed, Status::Killed) => {}
+            (Expect::Killed, got) => {
+                return Err(format!(
+                    "expected to be killed after {:?}, QEMU ended with {got:?} first",
+                    self.kill_after.as_deref().unwrap_or_default()
+                ))
+            }
             (_, Status::Timeout) => return Err(format!("timed out after {} s", self.timeout)),
             (want, got) => return Err(format!("expected {want:?}, QEMU ended with {got:?}")),
         }
@@ -134,6 +201,17 @@ impl Scenario {
                 capture.len()
             )
         })
+    }
+}
+
+impl Scenario {
+    /// Check the accounting disk of a finished run with each `[[host_check]]`, in order.
+    pub fn judge_disk(&self, disk: &Path, serial: &str) -> Result<(), String> {
+        for (i, c) in self.host_check.iter().enumerate() {
+            let scratch = std::env::temp_dir().join(format!("tally-{}-{}-{i}.pulled", self.name, std::process::id()));
+            c.judge(disk, serial, &scratch)?;
+        }
+        Ok(())
     }
 }
 
@@ -166,6 +244,28 @@ mod tests {
             s.judge(Status::Success, "$ hello\r\nother\r\nhello: pid 3\r\ndone\r\n").is_err(),
             "lines must follow each other"
         );
+    }
+
+    #[test]
+    fn a_killed_scenario_passes_only_if_it_was_killed() {
+        use crate::qemu::Status;
+        let s = scenario(
+            "k",
+            "description = \"d\"\nexpect = \"killed\"\nkill_after = \"$ hello 8\"\nserial = [\"$ hello 1\"]\n",
+        );
+        assert_eq!(s.judge(Status::Killed, "$ hello 1\r\n$ hello 8\r\n"), Ok(()));
+        let e = s.judge(Status::Success, "$ hello 1\r\n").unwrap_err();
+        assert!(e.contains("expected to be killed after \"$ hello 8\""), "{e}");
+        assert!(s.judge(Status::Killed, "$ hello 8\r\n").is_err(), "serial still checked");
+        let plain = scenario("p", "description = \"d\"\nexpect = \"success\"\n");
+        assert!(plain.judge(Status::Killed, "").is_err());
+
+        let dir = std::env::temp_dir().join(format!("tally-killed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("k.toml"), "description = \"d\"\nexpect = \"killed\"\n").unwrap();
+        let e = load_all(&dir).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(e.contains("go together"), "{e}");
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! `cargo xtask test`: host unit tests, then the QEMU scenarios, then one summary line.
 
 use std::collections::VecDeque;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::scenario::{self, Scenario};
-use crate::{build, hosttest, qemu, BuildOpts};
+use crate::{acctdisk, build, hosttest, qemu, BuildOpts};
 
 #[derive(Default)]
 struct Tally {
@@ -96,32 +97,7 @@ fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option
             let image = image.to_path_buf();
             std::thread::spawn(move || loop {
                 let Some(s) = queue.lock().unwrap().pop_front() else { break };
-                let mut q = qemu::Qemu::new(&image).cmdline(&s.kernel_cmdline()).icount(s.icount).input(s.input());
-                // COM2 goes to a temporary file when the scenario checks it; kept on failure.
-                let capture = s
-                    .capture_serial
-                    .is_some()
-                    .then(|| std::env::temp_dir().join(format!("tally-{}-{}.ttyS1", s.name, std::process::id())));
-                if let Some(path) = &capture {
-                    q = q.capture(path);
-                }
-                let (mut verdict, serial, took) = match q.run_captured(Duration::from_secs(s.timeout)) {
-                    Ok((status, serial, took)) => (s.judge(status, &serial), serial, took),
-                    Err(e) => (Err(e), String::new(), Duration::ZERO),
-                };
-                if let (Some(path), Ok(())) = (&capture, &verdict) {
-                    verdict = std::fs::read(path)
-                        .map_err(|e| format!("cannot read the COM2 capture {}: {e}", path.display()))
-                        .and_then(|b| s.judge_capture(&b));
-                }
-                if let Some(path) = &capture {
-                    match &verdict {
-                        Ok(()) => {
-                            let _ = std::fs::remove_file(path);
-                        }
-                        Err(why) => verdict = Err(format!("{why}\n(COM2 capture kept in {})", path.display())),
-                    }
-                }
+                let (verdict, serial, took) = run_one(&image, &s);
                 let note = format!(" ({:.1} s)", took.as_secs_f64());
                 let detail = match &verdict {
                     Ok(()) => String::new(),
@@ -135,6 +111,55 @@ fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option
         let _ = w.join();
     }
     *tally = std::mem::take(&mut *shared.lock().unwrap());
+}
+
+/// One scenario in its own QEMU, with its own fresh accounting disk: the verdict (QEMU's
+/// status and the console, the COM2 capture, then the disk: `fsck.fat` and the scenario's
+/// host checks), the console text, and how long QEMU ran. The temporary files (the disk,
+/// the capture) are removed when the scenario passes and kept, and named, when it fails.
+fn run_one(image: &Path, s: &Scenario) -> (Result<(), String>, String, Duration) {
+    let mut disk = match acctdisk::Disk::fresh(&s.name) {
+        Ok(d) => d,
+        Err(e) => return (Err(e), String::new(), Duration::ZERO),
+    };
+    let mut q = s.qemu(image, disk.path());
+    // COM2 goes to a temporary file when the scenario checks it.
+    let capture = s
+        .capture_serial
+        .is_some()
+        .then(|| std::env::temp_dir().join(format!("tally-{}-{}.ttyS1", s.name, std::process::id())));
+    if let Some(path) = &capture {
+        q = q.capture(path);
+    }
+    let (mut verdict, serial, took) = match q.run_captured(Duration::from_secs(s.timeout)) {
+        Ok((status, serial, took)) => (s.judge(status, &serial), serial, took),
+        Err(e) => (Err(e), String::new(), Duration::ZERO),
+    };
+    if let (Some(path), Ok(())) = (&capture, &verdict) {
+        verdict = std::fs::read(path)
+            .map_err(|e| format!("cannot read the COM2 capture {}: {e}", path.display()))
+            .and_then(|b| s.judge_capture(&b));
+    }
+    if let Some(path) = &capture {
+        match &verdict {
+            Ok(()) => {
+                let _ = std::fs::remove_file(path);
+            }
+            Err(why) => verdict = Err(format!("{why}\n(COM2 capture kept in {})", path.display())),
+        }
+    }
+    // The accounting disk is checked whatever the run's verdict: a run that failed may
+    // still have left the file system broken, and that is worth saying too.
+    let disk_verdict = acctdisk::fsck(disk.path()).and_then(|()| s.judge_disk(disk.path(), &serial));
+    verdict = match (verdict, disk_verdict) {
+        (Ok(()), d) => d,
+        (Err(a), Ok(())) => Err(a),
+        (Err(a), Err(b)) => Err(format!("{a}\n{b}")),
+    };
+    if let Err(why) = &verdict {
+        verdict = Err(format!("{why}\n(accounting disk kept in {})", disk.keep_file().display()));
+    }
+    (verdict, serial, took)
 }
 
 fn tail(text: &str, n: usize) -> String {

@@ -87,10 +87,13 @@ pub struct Channel {
     irq: u8,
 }
 
-/// The primary channel: ports 0x1F0–0x1F7 and 0x3F6, IRQ 14. (The secondary one would be
-/// `Channel { base: 0x170, ctrl: 0x376, irq: 15 }`; QEMU puts its empty CD-ROM there, and
-/// Tally does not drive it.)
+/// The primary channel: ports 0x1F0–0x1F7 and 0x3F6, IRQ 14 (the boot disk and the data disk).
 pub const PRIMARY: Channel = Channel { base: 0x1F0, ctrl: 0x3F6, irq: 14 };
+
+/// The secondary channel: ports 0x170–0x177 and 0x376, IRQ 15. Its master is the accounting
+/// disk (`-drive ...,index=2`); without one, QEMU puts an empty ATAPI CD-ROM there, which
+/// the driver's IDENTIFY refuses.
+pub const SECONDARY: Channel = Channel { base: 0x170, ctrl: 0x376, irq: 15 };
 
 impl Channel {
     /// The legacy IRQ line this channel interrupts on.

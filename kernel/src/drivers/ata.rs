@@ -1,11 +1,15 @@
 //! # ATA disks in PIO mode: requests, the interrupt that ends them, and their statistics
 //!
 //! The protocol half of the disk driver; the ports are `hal::ata`. At boot, with interrupts
-//! still off, [`init`] probes both drives of the primary channel with a polled IDENTIFY. From
-//! then on each read or write is one command per at most 256 sectors, issued under the
-//! channel's sleeping lock, and the calling task sleeps UNINTERRUPTIBLE (a disk wait: its time
-//! goes to UNINTERRUPTIBLE_SLEEP) on a completion that IRQ 14 ([`on_interrupt`]) signals —
-//! one interrupt per sector. The command is issued and the task put to sleep with interrupts
+//! still off, [`init`] probes the drives with a polled IDENTIFY: both of the primary channel
+//! (`ata0` the boot disk, `ata1` the data disk) and the secondary master (`ata2`, the
+//! accounting disk that `crate::fs` mounts at `/var`). From then on each read or write is one
+//! command per at most 256 sectors, issued under its channel's sleeping lock, and the calling
+//! task sleeps UNINTERRUPTIBLE (a disk wait: its time goes to UNINTERRUPTIBLE_SLEEP) on the
+//! channel's completion, which the channel's IRQ signals — 14 for the primary
+//! ([`on_interrupt`]), 15 for the secondary ([`on_secondary_interrupt`]) — one interrupt per
+//! sector. The two channels are independent: each has its own lock, completion and IRQ, so a
+//! request on `ata2` never waits behind one on `ata1`. The command is issued and the task put to sleep with interrupts
 //! off, and each completion is reset *before* the action that makes the drive interrupt, so
 //! no wake-up is ever lost, even when the drive answers at once.
 //!
@@ -33,6 +37,9 @@ pub type Sector = [u8; SECTOR_SIZE];
 
 /// Index of the data disk in [`disk`] (QEMU `-drive index=1`: primary slave).
 pub const DATA_DISK: usize = 1;
+/// Index of the accounting disk in [`disk`] (QEMU `-drive index=2`: secondary master), the
+/// FAT16 volume mounted at `/var` (`crate::fs`).
+pub const ACCT_DISK: usize = 2;
 
 /// Sectors one LBA28 READ/WRITE SECTORS command can carry (a count of 0 means 256).
 const MAX_SECTORS_PER_REQUEST: usize = 256;
@@ -66,6 +73,8 @@ pub trait Completion: Sync {
 /// How tasks wait for the primary channel's interrupt: asleep in UNINTERRUPTIBLE_SLEEP on a
 /// wait queue, woken by the IRQ 14 handler (`sync::IrqCompletion`).
 static PRIMARY_COMPLETION: IrqCompletion = IrqCompletion::new();
+/// The same for the secondary channel, woken by IRQ 15.
+static SECONDARY_COMPLETION: IrqCompletion = IrqCompletion::new();
 
 impl Completion for IrqCompletion {
     fn reset(&self) {
@@ -211,6 +220,8 @@ fn trimmed(bytes: &[u8]) -> &str {
 // ---------------------------------------------------------------------------------------
 
 struct Channel {
+    /// `primary` or `secondary`, for the log.
+    name: &'static str,
     hw: hw::Channel,
     completion: &'static dyn Completion,
     /// Held for a whole request: the task file carries one command at a time. A sleeping
@@ -227,22 +238,24 @@ struct Channel {
     unexpected: AtomicU64,
 }
 
-static PRIMARY: Channel = Channel {
-    hw: hw::PRIMARY,
-    completion: &PRIMARY_COMPLETION,
-    owner: SleepLock::new(),
-    irq_mode: AtomicBool::new(false),
-    in_flight: AtomicBool::new(false),
-    irq_status: AtomicU8::new(0),
-    unexpected: AtomicU64::new(0),
-};
+static PRIMARY: Channel = Channel::new("primary", hw::PRIMARY, &PRIMARY_COMPLETION);
+static SECONDARY: Channel = Channel::new("secondary", hw::SECONDARY, &SECONDARY_COMPLETION);
 
 /// The line the primary channel interrupts on (IRQ 14), routed to [`on_interrupt`].
 pub const IRQ_LINE: u8 = hw::PRIMARY.irq();
+/// The line the secondary channel interrupts on (IRQ 15), routed to [`on_secondary_interrupt`].
+/// (A *spurious* IRQ 15 — no in-service bit at the PIC — never reaches it: `irq::dispatch`
+/// filters those first.)
+pub const SECONDARY_IRQ_LINE: u8 = hw::SECONDARY.irq();
 
 /// IRQ 14, from `irq::dispatch` (interrupts disabled; the EOI follows).
 pub fn on_interrupt() {
     PRIMARY.interrupt();
+}
+
+/// IRQ 15, from `irq::dispatch` (interrupts disabled; the EOI follows).
+pub fn on_secondary_interrupt() {
+    SECONDARY.interrupt();
 }
 
 fn deadline() -> u64 {
@@ -250,6 +263,19 @@ fn deadline() -> u64 {
 }
 
 impl Channel {
+    const fn new(name: &'static str, hw: hw::Channel, completion: &'static dyn Completion) -> Channel {
+        Channel {
+            name,
+            hw,
+            completion,
+            owner: SleepLock::new(),
+            irq_mode: AtomicBool::new(false),
+            in_flight: AtomicBool::new(false),
+            irq_status: AtomicU8::new(0),
+            unexpected: AtomicU64::new(0),
+        }
+    }
+
     /// Reading status acknowledges the drive (INTRQ drops, so the next interrupt is a new
     /// edge for the PIC); then the waiting task is told.
     fn interrupt(&self) {
@@ -397,7 +423,7 @@ impl Channel {
     fn finish(&self, result: &Result<(), AtaError>) {
         self.in_flight.store(false, Ordering::Release);
         if result == &Err(AtaError::Timeout) {
-            log::warn!("ata: timeout on the primary channel; resetting it");
+            log::warn!("ata: timeout on the {} channel; resetting it", self.name);
             self.hw.soft_reset(self.irq_mode.load(Ordering::Acquire));
             let _ = self.poll_not_busy();
             self.hw.status();
@@ -419,13 +445,15 @@ pub struct Disk {
     errors: AtomicU64,
 }
 
-/// Positions the driver knows: the primary channel's master and slave.
-pub const NR_DISKS: usize = 2;
+/// Positions the driver knows: the primary channel's master and slave, the secondary master.
+pub const NR_DISKS: usize = 3;
 
-/// The primary channel's two positions, indexed as QEMU's `-drive index=` numbers them.
-static DISKS: [Disk; NR_DISKS] = [Disk::new("ata0", &PRIMARY, 0), Disk::new("ata1", &PRIMARY, 1)];
+/// The positions, indexed as QEMU's `-drive index=` numbers them.
+static DISKS: [Disk; NR_DISKS] =
+    [Disk::new("ata0", &PRIMARY, 0), Disk::new("ata1", &PRIMARY, 1), Disk::new("ata2", &SECONDARY, 0)];
 
-/// The disk at `index` (0 boot disk, 1 = [`DATA_DISK`]), if IDENTIFY found one there.
+/// The disk at `index` (0 boot disk, 1 = [`DATA_DISK`], 2 = [`ACCT_DISK`]), if IDENTIFY
+/// found one there.
 pub fn disk(index: usize) -> Option<&'static Disk> {
     DISKS.get(index).filter(|d| d.identity.get().is_some())
 }
@@ -433,6 +461,12 @@ pub fn disk(index: usize) -> Option<&'static Disk> {
 /// Interrupts on the primary channel that no request was waiting for.
 pub fn unexpected_interrupts() -> u64 {
     PRIMARY.unexpected.load(Ordering::Relaxed)
+}
+
+/// Interrupts on the secondary channel that no request was waiting for.
+#[allow(dead_code)]
+pub fn unexpected_secondary_interrupts() -> u64 {
+    SECONDARY.unexpected.load(Ordering::Relaxed)
 }
 
 /// Which of the io kstat's counters a request adds to when it succeeds.
@@ -595,13 +629,17 @@ impl Disk {
     }
 }
 
-/// Probe the primary channel's drives (polled), then switch it to interrupts on IRQ 14 (the
-/// line is routed and unmasked by `irq::init`, before interrupts are enabled). Runs from
-/// `drivers::init`, with interrupts off.
+/// Probe each channel's drives (polled), then switch the channel to interrupts on its line
+/// (IRQ 14, 15; routed and unmasked by `irq::init`, before interrupts are enabled). Runs
+/// from `drivers::init`, with interrupts off.
 pub fn init() {
-    let ch = &PRIMARY;
+    init_channel(&PRIMARY);
+    init_channel(&SECONDARY);
+}
+
+fn init_channel(ch: &'static Channel) {
     ch.hw.set_interrupts(false);
-    for disk in &DISKS {
+    for disk in DISKS.iter().filter(|d| core::ptr::eq(d.channel, ch)) {
         match disk.identify() {
             Ok(id) => {
                 log::info!(
@@ -617,6 +655,10 @@ pub fn init() {
                 disk.identity.call_once(|| id);
             }
             Err(AtaError::NoDevice) => log::info!("{}: no drive", disk.name),
+            // QEMU's empty CD-ROM (ATAPI) aborts IDENTIFY DEVICE.
+            Err(AtaError::Device { error, .. }) if error & hw::error::ABRT != 0 => {
+                log::info!("{}: not an ATA disk (IDENTIFY aborted: a CD-ROM?)", disk.name)
+            }
             Err(e) => log::warn!("{}: IDENTIFY failed: {e}", disk.name),
         }
     }

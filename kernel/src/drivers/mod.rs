@@ -11,7 +11,8 @@
 //! before the lines are routed and interrupts enabled, so a driver's probe runs polled, not
 //! interrupt-driven.
 //!
-//! * `ata.rs` — ATA/IDE disks in PIO mode on QEMU's PIIX controller: IDENTIFY at boot,
+//! * `ata.rs` — ATA/IDE disks in PIO mode on QEMU's PIIX controller (both channels, IRQ 14
+//!   and 15): IDENTIFY at boot,
 //!   interrupt-driven reads and writes, Solaris io-kstat statistics per disk.
 //! * `tty.rs` — the console's input: COM1's receive interrupt (IRQ 4) fills a buffer that
 //!   `read(0, ...)` drains.
@@ -22,7 +23,11 @@ pub mod ata;
 pub mod tty;
 
 /// Each driver's interrupt handler and the IRQ line it serves (installed by `irq::init`).
-pub const INTERRUPT_HANDLERS: &[(u8, fn())] = &[(ata::IRQ_LINE, ata::on_interrupt), (tty::IRQ_LINE, tty::on_interrupt)];
+pub const INTERRUPT_HANDLERS: &[(u8, fn())] = &[
+    (ata::IRQ_LINE, ata::on_interrupt),
+    (ata::SECONDARY_IRQ_LINE, ata::on_secondary_interrupt),
+    (tty::IRQ_LINE, tty::on_interrupt),
+];
 
 /// Probe and set up every driver (see the module docs for when this runs).
 pub fn init() {

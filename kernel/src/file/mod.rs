@@ -9,6 +9,9 @@
 //!   passes its token through,
 //! * the **second serial port** (`open("/dev/ttyS1", O_WRONLY)`): raw bytes to the host,
 //!   which `cargo xtask run --capture FILE` writes to a file (`getdelays -w`),
+//! * a **file or directory on `/var`** (`open("/var/...")`, [`crate::fs`]): the FAT16
+//!   accounting disk, served by the fsd thread; closing the last descriptor posts the close
+//!   to fsd without waiting, so a process's exit never waits for the disk,
 //! * a **bus socket** (`socket(AF_NETLINK, ...)`, `crate::bus`) — how programs talk to the
 //!   kernel's generic-netlink families (taskstats).
 //!

@@ -15,6 +15,8 @@ pub enum OpenFile {
     PipeReader(super::pipe::Reader),
     PipeWriter(super::pipe::Writer),
     Socket(crate::bus::Socket),
+    /// A file or directory on `/var` (the accounting disk, `crate::fs`).
+    Var(crate::fs::VarFile),
 }
 
 /// A process's descriptors.

@@ -54,6 +54,23 @@ pub fn spawn(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -> Resul
     start_task(name, params, Payload::kernel(), thread, start, CreateKind::Process, false)
 }
 
+/// Start a kernel daemon running `entry(arg)`: a process outside the process tree (no
+/// parent, so init never waits for it; see `TaskTable::create_daemon`). `entry` must never
+/// return. Returns its pid.
+pub fn spawn_daemon(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -> Result<i32, i32> {
+    let thread = sched::new_thread(None)?;
+    let start = kernel_thread(entry, arg);
+    let entity = params.entity()?;
+    super::with(|p| {
+        let now = hal::tsc::read();
+        let begin = time::boot_unix_seconds() + time::clock().monotonic_ns(now) / 1_000_000_000;
+        let key = p.table.create_daemon(name.as_bytes(), begin, Payload::kernel())?;
+        let pid = p.table.get_mut(key)?.pid();
+        sched::admit(key, entity, false, thread, start, now);
+        Ok(pid)
+    })
+}
+
 /// Start a kernel thread running `entry(arg)` as a new thread of the current task's process
 /// (same tgid, same parent); returns its tid.
 pub fn spawn_thread(params: SchedParams, entry: fn(u64), arg: u64) -> Result<i32, i32> {

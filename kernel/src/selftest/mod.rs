@@ -13,6 +13,7 @@
 mod disk;
 mod exit_records;
 mod faults;
+mod files;
 mod heap_frames;
 mod init;
 mod irq_accounting;

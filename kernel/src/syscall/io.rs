@@ -49,6 +49,9 @@ pub fn read(a: &Args) -> SysResult {
         sched::account_read(n);
         return Ok(n);
     }
+    if let OpenFile::Var(v) = &*f {
+        return super::files::read(v, addr, count);
+    }
     if count == 0 {
         return Ok(0);
     }
@@ -85,6 +88,7 @@ pub fn write(a: &Args) -> SysResult {
             sched::account_write(n);
             return Ok(n);
         }
+        OpenFile::Var(v) => return super::files::write(v, addr, count),
         _ => return Err(EBADF),
     }
     usercopy::check(addr, count, false)?;
@@ -165,18 +169,25 @@ fn write_serial2(addr: u64, count: u64) -> SysResult {
 const O_ACCMODE: u64 = 0o3;
 const O_WRONLY: u64 = 0o1;
 
-/// `open(path, flags, mode)`: Tally has no file system; two device paths exist —
-/// `/dev/console` (the console, any access mode) and `/dev/ttyS1` (COM2, `O_WRONLY` only:
-/// `EACCES` otherwise; `ENXIO` if the machine has no COM2). Anything else is `ENOENT`.
+/// `open(path, flags, mode)`: two device paths — `/dev/console` (the console, any access
+/// mode) and `/dev/ttyS1` (COM2, `O_WRONLY` only: `EACCES` otherwise; `ENXIO` if the machine
+/// has no COM2) — and files on `/var` (`files.rs`); elsewhere `EROFS` to create or write,
+/// else `ENOENT`. `mode` is ignored (FAT has no permissions).
 pub fn open(a: &Args) -> SysResult {
     let (path, flags) = (a[0], a[1]);
-    let name = usercopy::str_from_user(path, tally_uapi::syscall::SPAWN_PATH_MAX)?;
+    let name = usercopy::str_from_user(path, tally_uapi::fs::PATH_MAX - 1).map_err(|e| {
+        if e == tally_uapi::errno::E2BIG {
+            tally_uapi::errno::ENAMETOOLONG
+        } else {
+            e
+        }
+    })?;
     let file = match name.as_slice() {
         b"/dev/console" => OpenFile::Console,
         b"/dev/ttyS1" if flags & O_ACCMODE != O_WRONLY => return Err(tally_uapi::errno::EACCES),
         b"/dev/ttyS1" if !hal::serial::com2_present() => return Err(tally_uapi::errno::ENXIO),
         b"/dev/ttyS1" => OpenFile::Serial2,
-        _ => return Err(tally_uapi::errno::ENOENT),
+        _ => return super::files::open(&name, flags as u32),
     };
     Ok(proc::current_files().ok_or(EBADF)?.install(file)? as u64)
 }

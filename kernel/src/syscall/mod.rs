@@ -15,6 +15,7 @@
 //! 4. [`leave`], with interrupts off: the running microstate becomes ONCPU_USR.
 //!
 //! Handlers live one file per concern: `io.rs` (read, write, pipe2, close: descriptors),
+//! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
 //! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `spawn.rs` (spawn,
 //! thread_create), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
 //! policy), `clock_gettime.rs` (clocks), `mmap.rs` (brk, mmap, munmap), `msa.rs`
@@ -33,6 +34,7 @@
 
 mod blk;
 mod clock_gettime;
+mod files;
 mod io;
 mod kstat_read;
 mod mmap;
@@ -71,6 +73,13 @@ pub static TABLE: [Option<(&str, Handler)>; NR_SYSCALLS] = {
     t[SYS_OPEN] = Some(("open", io::open));
     t[SYS_CLOSE] = Some(("close", io::close));
     t[SYS_PIPE2] = Some(("pipe2", io::pipe2));
+    t[SYS_LSEEK] = Some(("lseek", files::lseek));
+    t[SYS_STAT] = Some(("stat", files::stat));
+    t[SYS_FSTAT] = Some(("fstat", files::fstat));
+    t[SYS_MKDIR] = Some(("mkdir", files::mkdir));
+    t[SYS_UNLINK] = Some(("unlink", files::unlink));
+    t[SYS_GETDENTS64] = Some(("getdents64", files::getdents64));
+    t[SYS_FSYNC] = Some(("fsync", files::fsync));
     t[SYS_SOCKET] = Some(("socket", netlink::socket));
     t[SYS_SENDTO] = Some(("sendto", netlink::sendto));
     t[SYS_RECVFROM] = Some(("recvfrom", netlink::recvfrom));

@@ -84,6 +84,14 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         self.create_root(INIT_PID, name, uid, gid, begin_time, payload)
     }
 
+    /// A kernel daemon outside the process tree: a process with a fresh pid and no parent,
+    /// as Linux's kernel threads hang off `kthreadd` rather than init. Nobody waits for it
+    /// (init's `wait4(-1)` does not see it), so it must never exit. Root's uid and gid.
+    pub fn create_daemon(&mut self, name: &[u8], begin_time: u64, payload: T) -> Result<TaskKey, Errno> {
+        let pid = self.pids.alloc()?;
+        self.create_root(pid, name, 0, 0, begin_time, payload)
+    }
+
     fn create_root(
         &mut self,
         pid: i32,

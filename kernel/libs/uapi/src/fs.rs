@@ -172,6 +172,182 @@ pub mod dirent64 {
     }
 }
 
+/// Paths under `/var`: how the kernel splits one into FAT 8.3 components.
+///
+/// Pure logic, shared by the kernel's `fs` module and its host tests. A path is accepted
+/// when it is `/var` or starts with `/var/`; empty components (`//`) and `.` are skipped,
+/// `..` goes up one level (above `/var` itself is [`PathError::NotUnderVar`]). Each other
+/// component must be an 8.3 name: 1–8 characters, optionally a dot and 1–3 more, from
+/// letters, digits and `! # $ % & ' ( ) - @ ^ _ ` { } ~`. Letters are upper-cased, as FAT
+/// stores them, so names compare without regard to case.
+pub mod path {
+    use super::{MAX_DEPTH, PATH_MAX};
+    use crate::errno::{EINVAL, ENAMETOOLONG};
+
+    /// One component, upper-cased: `NAME` or `NAME.EXT` (at most 12 bytes).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Component {
+        bytes: [u8; 12],
+        len: u8,
+    }
+
+    impl Component {
+        /// The name as FAT shows it (`PACCT`, `A.TXT`).
+        pub fn as_bytes(&self) -> &[u8] {
+            &self.bytes[..self.len as usize]
+        }
+
+        /// The same as text (always ASCII).
+        pub fn as_str(&self) -> &str {
+            core::str::from_utf8(self.as_bytes()).unwrap_or("")
+        }
+    }
+
+    /// Why a path was refused.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum PathError {
+        /// Not `/var` or below it (a relative path, another directory, `..` above `/var`).
+        NotUnderVar,
+        /// A component longer than 8.3, too deep, or a path over `PATH_MAX`.
+        TooLong,
+        /// A byte FAT does not allow in a name, or a misplaced dot.
+        Invalid,
+    }
+
+    impl PathError {
+        /// The errno a system call returns for it (`NotUnderVar`: `EINVAL`; callers that
+        /// want `ENOENT` or `EROFS` for paths elsewhere decide that themselves).
+        pub fn errno(self) -> i32 {
+            match self {
+                PathError::NotUnderVar | PathError::Invalid => EINVAL,
+                PathError::TooLong => ENAMETOOLONG,
+            }
+        }
+    }
+
+    /// A path below `/var`, split: the components from `/var` down (none: `/var` itself).
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct VarPath {
+        parts: [Component; MAX_DEPTH],
+        depth: usize,
+    }
+
+    impl VarPath {
+        /// The components, outermost first.
+        pub fn components(&self) -> &[Component] {
+            &self.parts[..self.depth]
+        }
+
+        /// The last component (`None` for `/var`).
+        pub fn last(&self) -> Option<&Component> {
+            self.components().last()
+        }
+
+        /// Everything but the last component.
+        pub fn parent(&self) -> &[Component] {
+            &self.parts[..self.depth.saturating_sub(1)]
+        }
+
+        /// The canonical form, `/var/A/B.TXT`, into `out`; returns its length (0 if `out` is
+        /// too short). Two paths naming the same file have the same canonical form.
+        pub fn canonical(&self, out: &mut [u8]) -> usize {
+            let mut n = 0;
+            let mut put = |b: &[u8]| {
+                if n + b.len() <= out.len() {
+                    out[n..n + b.len()].copy_from_slice(b);
+                }
+                n += b.len();
+            };
+            put(b"/var");
+            for c in self.components() {
+                put(b"/");
+                put(c.as_bytes());
+            }
+            if n > out.len() {
+                0
+            } else {
+                n
+            }
+        }
+    }
+
+    /// Is `b` allowed in an 8.3 name (after upper-casing)?
+    fn allowed(b: u8) -> bool {
+        b.is_ascii_uppercase() || b.is_ascii_digit() || b"!#$%&'()-@^_`{}~".contains(&b)
+    }
+
+    /// Check and upper-case one component.
+    pub fn component(name: &[u8]) -> Result<Component, PathError> {
+        if name.len() > 12 {
+            return Err(PathError::TooLong);
+        }
+        let mut c = Component { bytes: [0; 12], len: name.len() as u8 };
+        let (mut base, mut ext, mut dot) = (0usize, 0usize, false);
+        for (i, &b) in name.iter().enumerate() {
+            let up = b.to_ascii_uppercase();
+            if up == b'.' {
+                if dot || base == 0 {
+                    return Err(PathError::Invalid);
+                }
+                dot = true;
+            } else if !allowed(up) {
+                return Err(PathError::Invalid);
+            } else if dot {
+                ext += 1;
+            } else {
+                base += 1;
+            }
+            c.bytes[i] = up;
+        }
+        if base > 8 || ext > 3 {
+            return Err(PathError::TooLong);
+        }
+        if base == 0 || (dot && ext == 0) {
+            return Err(PathError::Invalid);
+        }
+        Ok(c)
+    }
+
+    /// Split `path` (no NUL) into its components below `/var`.
+    pub fn parse(path: &[u8]) -> Result<VarPath, PathError> {
+        if path.len() >= PATH_MAX {
+            return Err(PathError::TooLong);
+        }
+        let rest = path.strip_prefix(b"/var").ok_or(PathError::NotUnderVar)?;
+        if !rest.is_empty() && rest[0] != b'/' {
+            return Err(PathError::NotUnderVar);
+        }
+        let empty = Component { bytes: [0; 12], len: 0 };
+        let mut out = VarPath { parts: [empty; MAX_DEPTH], depth: 0 };
+        for name in rest.split(|&b| b == b'/') {
+            match name {
+                b"" | b"." => {}
+                b".." => {
+                    if out.depth == 0 {
+                        return Err(PathError::NotUnderVar);
+                    }
+                    out.depth -= 1;
+                }
+                _ => {
+                    let c = component(name)?;
+                    if out.depth == MAX_DEPTH {
+                        return Err(PathError::TooLong);
+                    }
+                    out.parts[out.depth] = c;
+                    out.depth += 1;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Is `path` below `/var` at all (`/var` itself or `/var/...`)? Tells "not our file
+    /// system" (`ENOENT`, `EROFS`) from a bad name under `/var`.
+    pub fn is_under_var(path: &[u8]) -> bool {
+        path.strip_prefix(b"/var").is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +374,58 @@ mod tests {
         let ((ino, off, t, name), len) = dirent64::decode(&buf).unwrap();
         assert_eq!((ino, off, t, name, len), (3, 2, DT_REG, &b"PACCT"[..], 32));
         assert!(dirent64::encode(&mut buf[..20], 1, 1, DT_REG, b"X").is_none());
+    }
+
+    #[test]
+    fn paths_split_into_upper_cased_8_3_components() {
+        let p = path::parse(b"/var/account/pacct").unwrap();
+        let names: Vec<&str> = p.components().iter().map(|c| c.as_str()).collect();
+        assert_eq!(names, ["ACCOUNT", "PACCT"]);
+        assert_eq!(path::parse(b"/var").unwrap().components().len(), 0);
+        assert_eq!(path::parse(b"/var/").unwrap().components().len(), 0);
+        let p = path::parse(b"/var//a/./b.txt/../C.D").unwrap();
+        let names: Vec<&str> = p.components().iter().map(|c| c.as_str()).collect();
+        assert_eq!(names, ["A", "C.D"]);
+        let mut buf = [0u8; 64];
+        let n = p.canonical(&mut buf);
+        assert_eq!(&buf[..n], b"/var/A/C.D");
+        assert_eq!(p.last().unwrap().as_str(), "C.D");
+        assert_eq!(p.parent().len(), 1);
+    }
+
+    #[test]
+    fn paths_outside_var_and_bad_names_are_refused() {
+        use path::PathError::*;
+        assert_eq!(path::parse(b"/bin/x"), Err(NotUnderVar));
+        assert_eq!(path::parse(b"/variable"), Err(NotUnderVar));
+        assert_eq!(path::parse(b"var/x"), Err(NotUnderVar));
+        assert_eq!(path::parse(b"/var/.."), Err(NotUnderVar));
+        assert_eq!(path::parse(b"/var/a/../../etc"), Err(NotUnderVar));
+        assert_eq!(path::parse(b"/var/abcdefghi"), Err(TooLong));
+        assert_eq!(path::parse(b"/var/a.abcd"), Err(TooLong));
+        assert_eq!(path::parse(b"/var/longnames.txt"), Err(TooLong));
+        assert!(path::parse(b"/var/longname.txt").is_ok());
+        assert_eq!(path::parse(b"/var/.hidden"), Err(Invalid));
+        assert_eq!(path::parse(b"/var/a.b.c"), Err(Invalid));
+        assert_eq!(path::parse(b"/var/a."), Err(Invalid));
+        assert_eq!(path::parse(b"/var/a b"), Err(Invalid));
+        assert_eq!(path::parse(b"/var/a*"), Err(Invalid));
+        assert_eq!(path::parse(b"/var/\xff\x01"), Err(Invalid));
+        assert_eq!(path::parse(b"/var/a/b/c/d/e/f/g/h"), Ok(path::parse(b"/var/a/b/c/d/e/f/g/h").unwrap()));
+        assert_eq!(path::parse(b"/var/a/b/c/d/e/f/g/h/i"), Err(TooLong));
+        assert_eq!(path::parse(&[b'/'; 5000]), Err(TooLong));
+    }
+
+    #[test]
+    fn every_byte_is_either_refused_or_a_valid_name() {
+        for b in 0..=255u8 {
+            let name = [b'A', b];
+            match path::component(&name) {
+                Ok(c) => assert!(c.as_bytes().iter().all(|x| x.is_ascii_graphic())),
+                Err(e) => assert!(e == path::PathError::Invalid || b == b'.'),
+            }
+        }
+        assert_eq!(path::PathError::TooLong.errno(), crate::errno::ENAMETOOLONG);
+        assert_eq!(path::PathError::Invalid.errno(), crate::errno::EINVAL);
     }
 }
