@@ -74,9 +74,14 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     hal::pic::init();
     base::time::init(entry_tsc);
     bus::init();
-    // Taskstats listeners on the bus hear of every exit.
+    // Taskstats listeners on the bus hear of every exit; so do process accounting (acct(2))
+    // and CSA, whose jobs also hear of every new user process.
     proc::register_exit_observer(&acct::EXIT_RECORDS);
+    proc::register_exit_observer(&acct::pacct::PROCESS_ACCOUNTING);
+    proc::register_exit_observer(&acct::csa::CSA_EXITS);
+    proc::register_spawn_observer(&acct::csa::CSA_SPAWNS);
     proc::init(entry_tsc, init_main);
+    acct::csa::init();
     proc::ramdisk::init(ramdisk);
     drivers::init();
     irq::init();

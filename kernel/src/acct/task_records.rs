@@ -245,3 +245,19 @@ impl ExitObserver for ExitRecords {
         crate::bus::deliver_exit(thread.pid, &Record(&thread), tgid);
     }
 }
+
+/// The per-process (`AGROUP`) taskstats record of an exit that ended a process — `None`
+/// for a thread that was not its process's last — with the exit's wall clock (ns since
+/// 1970). Process accounting (`pacct.rs`) and CSA (`csa.rs`) read their numbers from it, so
+/// the three accountings of one exit agree. `ASU` is the leader's or the last thread's
+/// (a thread that used privilege and exited earlier left no flag behind: Tally's totals
+/// carry no flags).
+pub(super) fn process_record_at_exit(e: &ExitEvent) -> Option<(tally_uapi::taskstats::Taskstats, u64)> {
+    let (id, total) = e.process.as_ref()?;
+    let mut a = at_exit(id, e.now, e.status, total, true);
+    a.flags |= e.thread.flags & tally_uapi::taskstats::ASU;
+    let clock = time::clock();
+    let boot_ns = time::boot_unix_seconds().saturating_mul(1_000_000_000);
+    let ts = tally_taskstats::fill(&a, &clock, boot_ns);
+    Some((ts, boot_ns.saturating_add(clock.monotonic_ns(e.now))))
+}

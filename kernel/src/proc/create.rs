@@ -116,6 +116,12 @@ pub(super) fn start_task(
             (_, false) => t.set_comm(name.as_bytes()),
         }
         let pid = t.pid();
+        if kind == CreateKind::Process && user {
+            // Before the child is queued: whoever keeps track of processes (CSA's jobs)
+            // knows of it before it can run and exit.
+            let parent = p.table.get(creator).map(|c| c.tgid()).unwrap_or(0);
+            super::notify::spawned(parent, pid);
+        }
         sched::admit(key, entity, user, thread, start, now);
         Ok(pid)
     })

@@ -82,6 +82,9 @@ pub struct Identity {
     pub flags: u8,
     /// Is it its process's leader?
     pub leader: bool,
+    /// Does it have a user mode (not a kernel thread)? A user process has the console as
+    /// its terminal (acct's `ac_tty`).
+    pub user: bool,
     /// How it ended, if it has (a zombie leader).
     pub exit_status: Option<ExitStatus>,
     /// TSC when the task was created, and when its process's leader was.
@@ -115,6 +118,7 @@ impl Procs {
             policy,
             flags: t.flags().bits(),
             leader: leader == key,
+            user: t.payload().is_user(),
             exit_status: t.exit_status(),
             created_tsc: created,
             group_created_tsc: group_created,

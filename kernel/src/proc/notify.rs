@@ -76,3 +76,31 @@ pub(super) fn exited(event: &ExitEvent) {
         o.exited(event);
     }
 }
+
+/// Something that wants to hear of every new user process before it can run.
+pub trait SpawnObserver: Sync {
+    /// Process `child` (its pid) was created by a thread of process `parent` (its tgid).
+    /// Called under the task table's lock, interrupts off, before `child` is queued: it
+    /// must be quick, must not sleep, and must not take the table's lock.
+    fn spawned(&self, parent: i32, child: i32);
+}
+
+static SPAWN_OBSERVER: Once<&'static dyn SpawnObserver> = Once::new();
+
+/// Tell `observer` of every new user process from now on (one observer; at boot, from
+/// `main.rs`). False if one is registered already.
+pub fn register_spawn_observer(observer: &'static dyn SpawnObserver) -> bool {
+    let mut taken = false;
+    SPAWN_OBSERVER.call_once(|| {
+        taken = true;
+        observer
+    });
+    taken
+}
+
+/// A new user process `child` of `parent` (see [`SpawnObserver::spawned`]).
+pub(super) fn spawned(parent: i32, child: i32) {
+    if let Some(o) = SPAWN_OBSERVER.get() {
+        o.spawned(parent, child);
+    }
+}

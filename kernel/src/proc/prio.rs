@@ -128,6 +128,20 @@ pub fn set_uid(uid: u32) -> Result<(), i32> {
     })
 }
 
+/// Linux's `capable(CAP_SYS_PACCT)` for the accounting calls (`acct`, `job_create`,
+/// `csa_ctl`): is the calling task root? If it is, it is flagged `ASU` — the call it is
+/// about to make is allowed because of it, and Linux's `capable()` sets `PF_SUPERPRIV`
+/// exactly then.
+pub fn use_privilege() -> bool {
+    super::with(|p| {
+        let root = p.table.get(sched::current()).is_ok_and(|t| t.uid() == 0);
+        if root {
+            p.note_superuser();
+        }
+        root
+    })
+}
+
 /// Has task `pid` used super-user privilege (its `ASU` accounting flag)?
 pub fn superuser_used(pid: i32) -> Option<bool> {
     super::with(|p| {

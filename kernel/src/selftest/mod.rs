@@ -10,6 +10,7 @@
 //!
 //! How to add one: `README.md`, "Adding an integration test".
 
+mod acct_files;
 mod disk;
 mod exit_records;
 mod faults;

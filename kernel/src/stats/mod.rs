@@ -15,6 +15,7 @@
 //!  sched::runq_io()             ─────> unix:0:runq          io, sched          runq.rs
 //!  sched, irq, memory, clocks   ─────> unix:0:system_misc   named, misc        system_misc.rs
 //!  the message bus (`bus`)      ─────> bus:0:genetlink      named, net         genetlink.rs
+//!  acct(2), CSA's files (`acct`) ────> acct:0:pacct, csa:0:pacct, csa:0:ja    acct_files.rs
 //!  the chain itself             ─────> unix:0:kstat_headers (KID 0) and unix:0:kstat_types
 //! ```
 //!
@@ -25,6 +26,7 @@
 //! the registry lock while holding the scheduler's. The read path, the chain id and the kstats
 //! themselves are in `docs/kstat.md`.
 
+mod acct_files;
 mod disks;
 mod genetlink;
 mod irq_lines;
@@ -54,6 +56,7 @@ struct State {
     runq: Option<KidT>,
     misc: Option<KidT>,
     bus: Option<KidT>,
+    acct: Option<acct_files::AcctKstats>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -89,6 +92,8 @@ pub(crate) struct Sources {
     pub ticks: u64,
     pub mem: crate::base::memory::MemStats,
     pub bus: tally_msgbus::BusStats,
+    pub pacct: crate::acct::pacct::PacctCounters,
+    pub csa: crate::acct::csa::CsaCounters,
 }
 
 impl Sources {
@@ -104,6 +109,8 @@ impl Sources {
             ticks: crate::irq::ticks(),
             mem: crate::base::memory::stats(),
             bus: crate::bus::stats(),
+            pacct: crate::acct::pacct::counters(),
+            csa: crate::acct::csa::counters(),
         }
     }
 }
@@ -127,11 +134,13 @@ pub fn init() {
             runq: None,
             misc: None,
             bus: None,
+            acct: None,
         };
         st.disks = disks::create_all(&mut st.reg, t);
         st.runq = log_err("unix:0:runq", runq::create(&mut st.reg, t));
         st.misc = log_err("unix:0:system_misc", system_misc::create(&mut st.reg, t));
         st.bus = log_err("bus:0:genetlink", genetlink::create(&mut st.reg, t));
+        st.acct = acct_files::create(&mut st.reg, t).map_err(|e| log::warn!("kstat: cannot create acct's: {e:?}")).ok();
         irq_lines::discover(&mut st, &src, t);
         let n = (st.reg.len(), st.reg.chain_id());
         *guard = Some(st);
@@ -277,6 +286,7 @@ impl State {
             || self.runq == Some(kid)
             || self.misc == Some(kid)
             || self.bus == Some(kid)
+            || self.acct.is_some_and(|a| a.contains(kid))
             || self.disks.iter().any(|&(k, _)| k == kid)
             || self.lines.iter().flatten().any(|l| l.intr == kid || l.timer == kid)
     }
@@ -291,6 +301,8 @@ fn refresh(st: &mut State, kid: KidT, src: &Sources) {
         let _ = system_misc::refresh(&mut st.reg, kid, src);
     } else if st.bus == Some(kid) {
         let _ = genetlink::refresh(&mut st.reg, kid, &src.bus);
+    } else if let Some(a) = st.acct.filter(|a| a.contains(kid)) {
+        let _ = acct_files::refresh(&mut st.reg, &a, kid, &src.pacct, &src.csa);
     } else if let Some(&(_, index)) = st.disks.iter().find(|&&(k, _)| k == kid) {
         let _ = disks::refresh(&mut st.reg, kid, index);
     } else {

@@ -20,7 +20,8 @@
 //! thread_create), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
 //! policy), `clock_gettime.rs` (clocks), `mmap.rs` (brk, mmap, munmap), `msa.rs`
 //! (microstate times), `kstat_read.rs` (the kstat chain), `blk.rs` (raw disk sectors),
-//! `procstat.rs` (every thread's accounting at once, for `prstat`). Every handler validates
+//! `procstat.rs` (every thread's accounting at once, for `prstat`), `acct.rs` (process
+//! accounting's switch), `csa.rs` (SGI CSA's jobs and control call). Every handler validates
 //! its arguments and reaches user memory only through `usercopy.rs`: nothing a
 //! user program passes can make the kernel fault or panic — at worst the call fails with
 //! `-errno`. The contracts are documented for user space in `tally_uapi::syscall`, `::msa`,
@@ -32,8 +33,10 @@
 //!
 //! The path from `syscall` to a handler and back, and every call: `docs/user-mode.md`.
 
+mod acct;
 mod blk;
 mod clock_gettime;
+mod csa;
 mod files;
 mod io;
 mod kstat_read;
@@ -63,7 +66,7 @@ pub type SysResult = Result<u64, i32>;
 type Handler = fn(&Args) -> SysResult;
 
 /// Numbers are below this (Tally's own calls start at 500).
-pub const NR_SYSCALLS: usize = 508;
+pub const NR_SYSCALLS: usize = 511;
 
 /// The dispatch table: by number, the call's name (for traces and reports) and handler.
 pub static TABLE: [Option<(&str, Handler)>; NR_SYSCALLS] = {
@@ -111,6 +114,10 @@ pub static TABLE: [Option<(&str, Handler)>; NR_SYSCALLS] = {
     t[SYS_BLK_READ] = Some(("blk_read", blk::blk_read));
     t[SYS_BLK_WRITE] = Some(("blk_write", blk::blk_write));
     t[SYS_PROC_STAT] = Some(("proc_stat", procstat::sys_proc_stat));
+    t[SYS_ACCT] = Some(("acct", acct::acct));
+    t[SYS_JOB_CREATE] = Some(("job_create", csa::job_create));
+    t[SYS_JOB_GETJID] = Some(("job_getjid", csa::job_getjid));
+    t[SYS_CSA_CTL] = Some(("csa_ctl", csa::csa_ctl));
     t
 };
 

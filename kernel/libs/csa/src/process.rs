@@ -55,6 +55,7 @@ use tally_uapi::csa::{
 
 use crate::header::Header;
 use crate::wire::{Get, Put};
+use tally_uapi::taskstats::Taskstats;
 
 /// The longest chain: a base record and all three continuation records (376 bytes).
 pub const CHAIN_MAX: usize = ACCTCSA_SIZE + ACCTMEM_SIZE + ACCTIO_SIZE + ACCTDELAY_SIZE;
@@ -278,6 +279,71 @@ impl Continuations {
 }
 
 impl ProcessExit {
+    /// A process's numbers from its **taskstats** record at exit — the per-process
+    /// (`AGROUP`) `struct taskstats` the kernel builds for the same exit
+    /// (`tally_taskstats::fill`), as Linux CSA's kernel side reads its numbers out of the
+    /// task's taskstats accounting:
+    ///
+    /// | `ProcessExit` | from the taskstats record |
+    /// |---|---|
+    /// | `pid`, `ppid`, `uid`, `gid`, `comm` | `ac_tgid`, `ac_ppid`, `ac_uid`, `ac_gid`, `ac_comm`'s first 16 bytes |
+    /// | `acct_flags`, `wait_status` | `ac_flag` (AGROUP dropped), `ac_exitcode` |
+    /// | `nice`, `policy` | `ac_nice` (a byte: 251 is -5), `ac_sched` |
+    /// | `begin_unix_ns` | `ac_btime64` s (the record keeps seconds) |
+    /// | `elapsed_ns`, `utime_ns`, `stime_ns` | `ac_tgetime`, `ac_utime`, `ac_stime` µs × 1000 |
+    /// | `mem.*_hiwater_kb` | `hiwater_rss`, `hiwater_vm` KB |
+    /// | `mem.core_kb_ns`, `virt_kb_ns` | `coremem`, `virtmem` MB·µs × 1 024 000 |
+    /// | `mem.minflt`, `majflt` | `ac_minflt`, `ac_majflt` |
+    /// | `io` | `read_char`, `write_char`, `read_syscalls`, `write_syscalls` |
+    /// | `delay` | `cpu_count`, `cpu_delay_total`, `blkio_*`, `swapin_*`, `cpu_run_real_total`, `cpu_run_virtual_total` |
+    ///
+    /// Every record field is in a unit at least as coarse as taskstats' (µs, s, MB·µs), so
+    /// the round trip through taskstats changes no byte of the records.
+    pub fn from_taskstats(ts: &Taskstats) -> ProcessExit {
+        let mut comm = [0u8; 16];
+        comm.copy_from_slice(&ts.ac_comm[..16]);
+        let us = |v: u64| v.saturating_mul(1000);
+        ProcessExit {
+            pid: ts.ac_tgid,
+            ppid: ts.ac_ppid,
+            uid: ts.ac_uid,
+            gid: ts.ac_gid,
+            comm,
+            acct_flags: ts.ac_flag & PROCESS_FLAGS,
+            wait_status: ts.ac_exitcode,
+            nice: ts.ac_nice as i8 as i32,
+            policy: ts.ac_sched,
+            begin_unix_ns: ts.ac_btime64.saturating_mul(1_000_000_000),
+            elapsed_ns: us(ts.ac_tgetime),
+            utime_ns: us(ts.ac_utime),
+            stime_ns: us(ts.ac_stime),
+            mem: MemoryUsage {
+                core_hiwater_kb: ts.hiwater_rss,
+                virt_hiwater_kb: ts.hiwater_vm,
+                core_kb_ns: ts.coremem as u128 * 1_024_000,
+                virt_kb_ns: ts.virtmem as u128 * 1_024_000,
+                minflt: ts.ac_minflt,
+                majflt: ts.ac_majflt,
+            },
+            io: IoUsage {
+                read_bytes: ts.read_char,
+                write_bytes: ts.write_char,
+                read_calls: ts.read_syscalls,
+                write_calls: ts.write_syscalls,
+            },
+            delay: DelayUsage {
+                cpu_count: ts.cpu_count,
+                cpu_delay_ns: ts.cpu_delay_total,
+                blkio_count: ts.blkio_count,
+                blkio_delay_ns: ts.blkio_delay_total,
+                swapin_count: ts.swapin_count,
+                swapin_delay_ns: ts.swapin_delay_total,
+                cpu_run_real_ns: ts.cpu_run_real_total,
+                cpu_run_virtual_ns: ts.cpu_run_virtual_total,
+            },
+        }
+    }
+
     /// The records of this process in job `jid`, with all three continuation records.
     pub fn records(&self, jid: u64) -> ProcessRecord {
         let m = &self.mem;
@@ -563,6 +629,63 @@ mod tests {
     }
     fn u64_at(b: &[u8], at: usize) -> u64 {
         u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+    }
+
+    #[test]
+    fn a_taskstats_record_becomes_the_process_exit() {
+        let mut ts = Taskstats::zeroed();
+        ts.ac_tgid = 42;
+        ts.ac_pid = 42;
+        ts.ac_ppid = 7;
+        ts.ac_uid = 1000;
+        ts.ac_gid = 100;
+        ts.ac_comm[..5].copy_from_slice(b"spawn");
+        ts.ac_flag = ASU | AXSIG | tally_uapi::taskstats::AGROUP;
+        ts.ac_exitcode = 9;
+        ts.ac_nice = (-5i8) as u8;
+        ts.ac_sched = 3;
+        ts.ac_btime64 = 1_700_000_000;
+        ts.ac_tgetime = 2_000_001;
+        ts.ac_etime = 5;
+        ts.ac_utime = 1_500;
+        ts.ac_stime = 250;
+        ts.coremem = 3;
+        ts.virtmem = 7;
+        ts.hiwater_rss = 1160;
+        ts.hiwater_vm = 4096;
+        ts.ac_minflt = 11;
+        ts.ac_majflt = 1;
+        ts.read_char = 100;
+        ts.write_char = 200;
+        ts.read_syscalls = 3;
+        ts.write_syscalls = 4;
+        ts.cpu_count = 5;
+        ts.cpu_delay_total = 6;
+        ts.blkio_count = 7;
+        ts.blkio_delay_total = 8;
+        ts.cpu_run_real_total = 1_750_000;
+        ts.cpu_run_virtual_total = 1_750_001;
+        let p = ProcessExit::from_taskstats(&ts);
+        assert_eq!((p.pid, p.ppid, p.uid, p.gid), (42, 7, 1000, 100));
+        assert_eq!(&p.comm[..6], b"spawn\0");
+        assert_eq!(p.acct_flags, ASU | AXSIG, "AGROUP is taskstats' own");
+        assert_eq!((p.wait_status, p.nice, p.policy), (9, -5, 3));
+        assert_eq!(p.begin_unix_ns, 1_700_000_000_000_000_000);
+        assert_eq!((p.elapsed_ns, p.utime_ns, p.stime_ns), (2_000_001_000, 1_500_000, 250_000));
+        assert_eq!(p.io, IoUsage { read_bytes: 100, write_bytes: 200, read_calls: 3, write_calls: 4 });
+        assert_eq!(
+            (p.delay.cpu_count, p.delay.cpu_delay_ns, p.delay.blkio_count, p.delay.blkio_delay_ns),
+            (5, 6, 7, 8)
+        );
+        assert_eq!((p.delay.cpu_run_real_ns, p.delay.cpu_run_virtual_ns), (1_750_000, 1_750_001));
+        // The records carry taskstats' numbers unchanged: µs, KB, MB·µs.
+        let r = p.records(1);
+        assert_eq!((r.base.etime, r.base.utime, r.base.stime, r.base.btime), (2_000_001, 1_500, 250, 1_700_000_000));
+        assert_eq!(r.base.nice, 251);
+        assert_eq!(r.base.stat, 0, "a signal's status has no exit code");
+        let m = r.mem.unwrap();
+        assert_eq!((m.core.himem, m.core.mem1, m.virt.himem, m.virt.mem1), (1160, 3, 4096, 7));
+        assert_eq!((m.minflt, m.majflt), (11, 1));
     }
 
     /// Every field a different value, so a field written at a wrong offset shows.

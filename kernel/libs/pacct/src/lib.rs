@@ -43,5 +43,5 @@ mod text;
 
 pub use encoding::{decode_comp_t, decode_float, encode_comp_t, encode_float};
 pub use file::{records, BadRecord, FileError, Records};
-pub use record::{build, ProcessSummary};
+pub use record::{build, summary_from_taskstats, ProcessSummary};
 pub use tally_uapi::acct::AcctV3;

@@ -34,6 +34,7 @@
 //! means the same thing on both systems.
 
 use tally_uapi::acct::{AcctV3, ACCT_COMM, ACCT_VERSION, ACORE, AFORK, AHZ, ASU, AXSIG};
+use tally_uapi::taskstats::Taskstats;
 
 use crate::encoding::{encode_comp_t, encode_float};
 
@@ -132,6 +133,47 @@ pub fn build(p: &ProcessSummary) -> AcctV3 {
     }
 }
 
+/// The summary of a process from its **taskstats** record at exit — the per-process
+/// (`AGROUP`) `struct taskstats` the kernel builds for the same exit
+/// (`tally_taskstats::fill`), so both accountings read one harvest of the same numbers.
+/// What taskstats does not carry is passed in: the wall clock at the exit
+/// (`exit_unix_s`), the terminal (`tty`) and the address space's size when the last thread
+/// exited (`vm_kb`, Linux's `ac_mem`).
+///
+/// | summary | from the taskstats record |
+/// |---|---|
+/// | `pid`, `ppid`, `uid`, `gid` | `ac_tgid`, `ac_ppid`, `ac_uid`, `ac_gid` |
+/// | `exit_status` | `ac_exitcode` (a wait status) |
+/// | `flags` | `ac_flag` (AGROUP and other bits dropped; AFORK is there only for a leader, as in Linux) |
+/// | `elapsed_ns` | `ac_tgetime` µs × 1000: the process's wall time, from its first thread's start |
+/// | `utime_ns`, `stime_ns` | `ac_utime`, `ac_stime` µs × 1000 |
+/// | `minflt`, `majflt` | `ac_minflt`, `ac_majflt` |
+/// | `comm` | `ac_comm`'s first 16 bytes |
+///
+/// Going through microseconds loses nothing the record keeps: ⌊⌊ns / 1000⌋ / 10⁴⌋ is
+/// ⌊ns / 10⁷⌋, the AHZ tick [`build`] takes.
+pub fn summary_from_taskstats(ts: &Taskstats, exit_unix_s: u64, tty: u16, vm_kb: u64) -> ProcessSummary {
+    let mut comm = [0u8; ACCT_COMM];
+    comm.copy_from_slice(&ts.ac_comm[..ACCT_COMM]);
+    ProcessSummary {
+        pid: ts.ac_tgid,
+        ppid: ts.ac_ppid,
+        uid: ts.ac_uid,
+        gid: ts.ac_gid,
+        tty,
+        exit_status: ts.ac_exitcode,
+        flags: ts.ac_flag & RECORD_FLAGS,
+        exit_unix_s,
+        elapsed_ns: ts.ac_tgetime.saturating_mul(1000),
+        utime_ns: ts.ac_utime.saturating_mul(1000),
+        stime_ns: ts.ac_stime.saturating_mul(1000),
+        vm_kb,
+        minflt: ts.ac_minflt,
+        majflt: ts.ac_majflt,
+        comm,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +261,53 @@ mod tests {
         assert_eq!(signal_flags(9), AXSIG, "SIGKILL");
         assert_eq!(signal_flags(11 | 0x80), AXSIG | ACORE, "SIGSEGV with a core");
         assert_eq!(signal_flags(0x137f), 0, "stopped is not an end");
+    }
+
+    #[test]
+    fn a_taskstats_record_becomes_the_summary() {
+        let mut ts = Taskstats::zeroed();
+        ts.ac_tgid = 12;
+        ts.ac_pid = 12;
+        ts.ac_ppid = 1;
+        ts.ac_uid = 1000;
+        ts.ac_gid = 100;
+        ts.ac_exitcode = 3 << 8;
+        ts.ac_flag = ASU | AFORK | tally_uapi::taskstats::AGROUP;
+        ts.ac_tgetime = 2_509_999;
+        ts.ac_etime = 1;
+        ts.ac_utime = 123_450_000;
+        ts.ac_stime = 9_999;
+        ts.ac_minflt = 8196;
+        ts.ac_majflt = 2;
+        ts.ac_comm[..4].copy_from_slice(b"spin");
+        let s = summary_from_taskstats(&ts, 1_764_054_130, TTY_S0, 100_000);
+        let want = ProcessSummary {
+            uid: 1000,
+            gid: 100,
+            flags: ASU | AFORK,
+            elapsed_ns: 2_509_999_000,
+            utime_ns: 123_450_000_000,
+            stime_ns: 9_999_000,
+            majflt: 2,
+            ..summary()
+        };
+        assert_eq!(s, want);
+        // The record is the one the plain summary gives (stime 9.999 ms: 0 ticks).
+        assert_eq!(build(&s).ac_utime, 0x2607);
+        assert_eq!(build(&s).ac_etime.to_bits(), 0x437a_0000);
+    }
+
+    proptest! {
+        /// Taking the times through taskstats' microseconds changes no tick of the record.
+        #[test]
+        fn microseconds_lose_no_tick(ns in any::<u64>()) {
+            let mut ts = Taskstats::zeroed();
+            ts.ac_utime = ns / 1000;
+            ts.ac_tgetime = ns / 1000;
+            let s = summary_from_taskstats(&ts, 0, 0, 0);
+            prop_assert_eq!(nsec_to_ahz(s.utime_ns), nsec_to_ahz(ns));
+            prop_assert_eq!(nsec_to_ahz(s.elapsed_ns), nsec_to_ahz(ns));
+        }
     }
 
     proptest! {

@@ -1,0 +1,278 @@
+//! Process accounting and SGI CSA end to end: ring-3 fixtures make the calls (`acct`,
+//! `job_create`, `job_getjid`, `csa_ctl`) and their children; the kernel then reads the
+//! files back from `/var` and judges them with the same parsers the tools use
+//! (`tally_pacct::file`, `tally_csa::parse`).
+//!
+//! * [`pacct`] (`tests/acct_abi.toml`): `/test/acct_abi` — every error of `acct`, then three
+//!   children; the file holds exactly their three records, in exit order, with the right
+//!   status, flags, terminal and names; uid 1000 is refused.
+//! * [`csa`] (`tests/csa_abi.toml`): `/test/csa_abi` — the calls' errors; a job of four
+//!   processes (one of four threads) with a ja file and a time threshold; the system file
+//!   holds BOOT, ON, the SOJ, the records above the threshold, the EOJ and OFF, in that
+//!   order; the ja file every record of the job and its EOJ, whose times are the sums of
+//!   the job's base records.
+//! * [`csa_erroff`] (`tests/csa_erroff.toml`): the disk fills up under the system file;
+//!   the write error turns the ON kinds ERROFF and closes the file, which stays whole, and a
+//!   ja file on the same full disk fails on its own.
+
+use alloc::vec::Vec;
+use tally_csa::parse::Record;
+use tally_uapi::acct::{ACORE, AFORK, AXSIG, TTY_S0};
+use tally_uapi::csa::{AC_CONFCHG_BOOT, AC_CONFCHG_OFF, AC_CONFCHG_ON, JOB_HOST_ID};
+use tally_uapi::fs::{O_CREAT, O_RDWR, O_TRUNC};
+
+use super::ring3::{expect_exit, run_fixture};
+use crate::acct;
+use crate::fs::{self, Done, Op};
+use crate::sched;
+
+fn path(p: &[u8]) -> Result<tally_uapi::fs::path::VarPath, &'static str> {
+    tally_uapi::fs::path::parse(p).map_err(|_| "bad path")
+}
+
+/// Create (or empty) `p` on `/var`.
+fn create(p: &[u8]) -> Result<(), &'static str> {
+    if !fs::present() {
+        return Err("no accounting disk (attach a FAT16 image at index=2)");
+    }
+    let node = match fs::call(Op::Open { path: path(p)?, flags: O_CREAT | O_RDWR | O_TRUNC }) {
+        Ok(Done::Opened { node, .. }) => node,
+        _ => return Err("cannot create an accounting file"),
+    };
+    fs::call(Op::Close { node }).map_err(|_| "close failed")?;
+    Ok(())
+}
+
+/// The whole of `p`.
+fn read_all(p: &[u8]) -> Result<Vec<u8>, &'static str> {
+    let node = match fs::call(Op::Open { path: path(p)?, flags: 0 }) {
+        Ok(Done::Opened { node, .. }) => node,
+        _ => return Err("cannot open an accounting file to read it"),
+    };
+    let mut got = Vec::new();
+    loop {
+        match fs::call(Op::Read { node, pos: got.len() as u64, len: 4096 }) {
+            Ok(Done::Data(d)) if !d.is_empty() => got.extend_from_slice(&d),
+            _ => break,
+        }
+    }
+    fs::post(Op::Close { node });
+    Ok(got)
+}
+
+fn comm(c: &[u8]) -> &str {
+    let n = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+    core::str::from_utf8(&c[..n]).unwrap_or("?")
+}
+
+/// `acct(2)`: errors from ring 3, then the records of three children.
+pub fn pacct() -> Result<(), &'static str> {
+    const FILE: &[u8] = b"/var/TMP/PACCT";
+    create(FILE)?;
+    let before = acct::pacct::counters();
+    let r = run_fixture("acct_abi", &[])?;
+    println!("acct_abi: status {:#x}", r.status.raw());
+    expect_exit(&r, 0)?;
+    let bytes = read_all(FILE)?;
+    println!("acct_abi: {} holds {} bytes", comm(FILE), bytes.len());
+    if bytes.is_empty() || bytes.len() % 64 != 0 {
+        return Err("the file is not a whole number of 64-byte records");
+    }
+    let mut recs = Vec::new();
+    for r in tally_pacct::records(&bytes) {
+        recs.push(r.map_err(|_| "a record is not a v3 record")?);
+    }
+    for a in &recs {
+        println!(
+            "acct_abi: pid {} ppid {} {:<8} status {:#06x} flags {:#04x} tty {:#06x} uid {}",
+            a.ac_pid,
+            a.ac_ppid,
+            comm(&a.ac_comm),
+            a.ac_exitcode,
+            a.ac_flag,
+            a.ac_tty,
+            a.ac_uid
+        );
+    }
+    // Only the fixture's children: nothing else runs while it does.
+    let mine: Vec<_> = recs.iter().filter(|a| a.ac_ppid == r.pid as u32).collect();
+    let want: [(&str, u32, u8); 3] = [("hello", 0, 0), ("crash", 4 | 0x80, AXSIG | ACORE), ("threads", 7 << 8, 0)];
+    if mine.len() != 3 || recs.len() != 3 {
+        return Err("not exactly one record per child (a process of four threads is one record)");
+    }
+    for (a, (name, status, flags)) in mine.iter().zip(want) {
+        if comm(&a.ac_comm) != name || a.ac_exitcode != status || a.ac_flag != flags {
+            return Err("a record's name, status or flags are wrong, or the records are out of exit order");
+        }
+        if a.ac_version != 3 || a.ac_tty != TTY_S0 || a.ac_uid != 0 || a.ac_flag & AFORK != 0 {
+            return Err("a record's version, terminal, uid or AFORK is wrong");
+        }
+    }
+    if recs.iter().any(|a| a.ac_pid == r.pid as u32) {
+        return Err("the fixture's own record was written, though accounting was off at its exit");
+    }
+    let after = acct::pacct::counters();
+    println!(
+        "acct_abi: kstat acct:0:pacct records +{} dropped +{} errors +{}, on {}",
+        after.records - before.records,
+        after.dropped - before.dropped,
+        after.errors - before.errors,
+        after.on
+    );
+    if after.records - before.records != 3 || after.dropped != before.dropped || after.on {
+        return Err("the counters do not say 3 records, none dropped, accounting off");
+    }
+    println!("acct_abi: 3 records, whole, in exit order");
+    Ok(())
+}
+
+/// Wait (up to 3 s) until no ja file is open: `csaclose` has closed the one the job's end
+/// closed, so its size on the disk is final.
+fn ja_files_closed() -> Result<(), &'static str> {
+    for _ in 0..3000 {
+        let c = acct::csa::counters();
+        if c.ja_open == 0 && c.closing == 0 {
+            return Ok(());
+        }
+        sched::sleep_ns(1_000_000);
+    }
+    Err("the ja file was not closed after its job ended")
+}
+
+/// A parsed file, every record whole.
+fn csa_records(bytes: &[u8]) -> Result<Vec<Record<'_>>, &'static str> {
+    let mut v = Vec::new();
+    for r in tally_csa::records(bytes) {
+        match r {
+            Ok((_, rec)) => v.push(rec),
+            Err(e) => {
+                println!("  bad CSA record at offset {}: {:?}", e.offset, e.kind);
+                return Err("an accounting file does not parse");
+            }
+        }
+    }
+    Ok(v)
+}
+
+fn show(file: &str, recs: &[Record<'_>]) {
+    for r in recs {
+        match r {
+            Record::Process(p) => println!(
+                "csa_abi: {file}: process {:<8} pid {} jid {:#x} uid {} utime {} us stime {} us{}{}{}",
+                comm(&p.base.comm),
+                p.base.pid,
+                p.base.jid,
+                p.base.uid,
+                p.base.utime,
+                p.base.stime,
+                if p.mem.is_some() { " +mem" } else { "" },
+                if p.io.is_some() { " +io" } else { "" },
+                if p.delay.is_some() { " +delay" } else { "" },
+            ),
+            Record::Soj(s) => println!("csa_abi: {file}: SOJ jid {:#x} uid {}", s.jid, s.uid),
+            Record::Eoj(e) => println!(
+                "csa_abi: {file}: EOJ jid {:#x} uid {} utime {} us stime {} us corehimem {} KB",
+                e.jid, e.uid, e.utime, e.stime, e.corehimem
+            ),
+            Record::Cfg(c) => {
+                println!("csa_abi: {file}: CFG event {} kdmask {:#x} rmask {:#x}", c.event, c.kdmask, c.rmask)
+            }
+            Record::Other { header, .. } => println!("csa_abi: {file}: type {:#o}", header.ah_type),
+        }
+    }
+}
+
+/// SGI CSA: a job of four processes, its records in the system file (thresholds) and the ja
+/// file (everything), and the end-of-job sums.
+pub fn csa() -> Result<(), &'static str> {
+    const SYSTEM: &[u8] = b"/var/TMP/CSA";
+    const JA: &[u8] = b"/var/TMP/JA";
+    create(SYSTEM)?;
+    create(JA)?;
+    let r = run_fixture("csa_abi", &[])?;
+    println!("csa_abi: status {:#x}", r.status.raw());
+    expect_exit(&r, 0)?;
+    ja_files_closed()?;
+    let (sys_bytes, ja_bytes) = (read_all(SYSTEM)?, read_all(JA)?);
+    let (sys, ja) = (csa_records(&sys_bytes)?, csa_records(&ja_bytes)?);
+    show("system", &sys);
+    show("ja", &ja);
+    // The job: its EOJ in the ja file names it.
+    let Some(Record::Eoj(eoj)) = ja.last() else { return Err("the ja file does not end with the EOJ") };
+    let leader = (eoj.jid & 0xffff_ffff) as u32;
+    if eoj.jid >> 32 != JOB_HOST_ID as u64 || eoj.uid != 1000 {
+        return Err("the EOJ's jid or owner is wrong");
+    }
+    let procs = |recs: &[Record<'_>]| -> Vec<tally_csa::ProcessRecord> {
+        recs.iter()
+            .filter_map(|r| match r {
+                Record::Process(p) if p.base.jid == eoj.jid => Some(*p),
+                _ => None,
+            })
+            .collect()
+    };
+    let (sys_procs, ja_procs) = (procs(&sys), procs(&ja));
+    // The ja file: ON first, then every process of the job in full, the EOJ last.
+    if !matches!(ja.first(), Some(Record::Cfg(c)) if c.event == AC_CONFCHG_ON) {
+        return Err("the ja file does not start with an ON configuration record");
+    }
+    let names: Vec<&str> = ja_procs.iter().map(|p| comm(&p.base.comm)).collect();
+    if names != ["spin", "hello", "threads", "csa_abi"] {
+        return Err("the ja file does not hold the job's four processes in exit order");
+    }
+    if ja_procs.iter().any(|p| p.mem.is_none() || p.io.is_none() || p.delay.is_none() || p.base.uid != 1000) {
+        return Err("a ja record lacks a continuation record, or has the wrong uid");
+    }
+    if ja_procs.last().map(|p| p.base.pid) != Some(leader) {
+        return Err("the job's last process is not its creator");
+    }
+    let (ut, st) = ja_procs.iter().fold((0, 0), |(u, s), p| (u + p.base.utime, s + p.base.stime));
+    let core = ja_procs.iter().filter_map(|p| p.mem.map(|m| m.core.himem)).max().unwrap_or(0);
+    println!("csa_abi: ja: the job's processes sum to utime {ut} us, stime {st} us; largest core high-water {core} KB");
+    if (eoj.utime, eoj.stime, eoj.corehimem) != (ut, st, core) {
+        return Err("the EOJ's times are not the sums of the job's records (or its high-water not the largest)");
+    }
+    // The system file: BOOT, ON, SOJ, records above the 20 ms threshold, EOJ, OFF.
+    let events: Vec<u8> =
+        sys.iter().filter_map(|r| if let Record::Cfg(c) = r { Some(c.event) } else { None }).collect();
+    if events != [AC_CONFCHG_BOOT, AC_CONFCHG_ON, AC_CONFCHG_OFF] || !matches!(sys.last(), Some(Record::Cfg(_))) {
+        return Err("the system file's configuration records are not BOOT, ON ... OFF");
+    }
+    let at = |f: &dyn Fn(&Record<'_>) -> bool| sys.iter().position(f);
+    let soj = at(&|r| matches!(r, Record::Soj(s) if s.jid == eoj.jid && s.uid == 1000)).ok_or("no SOJ")?;
+    let end = at(&|r| matches!(r, Record::Eoj(e) if e.jid == eoj.jid)).ok_or("no EOJ in the system file")?;
+    let first = at(&|r| matches!(r, Record::Process(p) if p.base.jid == eoj.jid)).ok_or("no process record")?;
+    let last = sys.iter().rposition(|r| matches!(r, Record::Process(p) if p.base.jid == eoj.jid)).unwrap_or(0);
+    if !(soj < first && last < end) {
+        return Err("the system file's job records are not SOJ, processes, EOJ in that order");
+    }
+    if !sys_procs.iter().any(|p| comm(&p.base.comm) == "spin")
+        || sys_procs.iter().any(|p| comm(&p.base.comm) == "hello")
+    {
+        return Err("the time threshold did not keep hello (and only what was below it) out of the system file");
+    }
+    if sys_procs.iter().any(|p| p.base.utime + p.base.stime < 20_000) {
+        return Err("a record below the threshold is in the system file");
+    }
+    let c = acct::csa::counters();
+    println!(
+        "csa_abi: kstat csa:0:pacct records {} bytes {} dropped_threshold {} errors {}; csa:0:ja records {} errors {}",
+        c.system.records, c.system.bytes, c.system.dropped_below_threshold, c.system.errors, c.ja.records, c.ja.errors
+    );
+    let below = ja_procs.len() - sys_procs.len();
+    if c.system.dropped_below_threshold != below as u64 || c.system.errors != 0 || c.ja.errors != 0 {
+        return Err("the kstat's dropped-below-threshold count is not what the files show");
+    }
+    if c.system.bytes != sys_bytes.len() as u64 || c.ja.bytes != ja_bytes.len() as u64 {
+        return Err("the kstats' bytes are not the files' sizes");
+    }
+    println!(
+        "csa_abi: job {:#x}: SOJ, {} of {} process records past the threshold, EOJ; ja: all {} and the EOJ; sums \
+         right",
+        eoj.jid,
+        sys_procs.len(),
+        ja_procs.len(),
+        ja_procs.len()
+    );
+    Ok(())
+}

@@ -1,0 +1,104 @@
+//! # The accounting files' kstats: `acct:0:pacct`, `csa:0:pacct`, `csa:0:ja`, class `misc`
+//!
+//! What the kernel handed to each accounting file, so an administrator can see records being
+//! written — and, above all, records lost — without reading the files. The values are
+//! sampled at the read (`ks_update`) from `acct/pacct.rs` and `acct/csa.rs`:
+//!
+//! | kstat | statistic | meaning |
+//! |---|---|---|
+//! | `acct:0:pacct` | `on` | 1 while process accounting (`acct(2)`) is on |
+//! | | `records` | v3 records handed to an accounting file since boot |
+//! | | `bytes` | their bytes (64 each) |
+//! | | `dropped` | records lost: refused by the file's queue, or queued and never written after a write error |
+//! | | `errors` | write errors (each turned accounting off) |
+//! | `csa:0:pacct` (the system file) | `open` | 1 while the system file is open |
+//! | | `records`, `bytes` | CSA records handed to it (a base record and its continuations count once) |
+//! | | `dropped_threshold` | process records kept out by the memory or time threshold |
+//! | | `errors` | write errors (each closed the file and made the ON kinds ERROFF) |
+//! | `csa:0:ja` (every ja file together) | `open` | ja files open now |
+//! | | `records`, `bytes`, `dropped_threshold`, `errors` | as above, summed over all jobs' ja files (a ja file is never held back by a threshold: `dropped_threshold` is 0) |
+//! | | `refused` (on `csa:0:pacct`) | posts the file layer refused for any CSA file (`ENOBUFS`, `EIO`) |
+
+use tally_kstat::{KstatError, KstatRegistry};
+use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_DATA_UINT32, KSTAT_DATA_UINT64};
+
+use crate::acct::csa::CsaCounters;
+use crate::acct::pacct::PacctCounters;
+
+const PACCT: [(&str, u8); 5] = [
+    ("on", KSTAT_DATA_UINT32),
+    ("records", KSTAT_DATA_UINT64),
+    ("bytes", KSTAT_DATA_UINT64),
+    ("dropped", KSTAT_DATA_UINT64),
+    ("errors", KSTAT_DATA_UINT64),
+];
+
+const CSA_FILE: [(&str, u8); 6] = [
+    ("open", KSTAT_DATA_UINT32),
+    ("records", KSTAT_DATA_UINT64),
+    ("bytes", KSTAT_DATA_UINT64),
+    ("dropped_threshold", KSTAT_DATA_UINT64),
+    ("errors", KSTAT_DATA_UINT64),
+    ("refused", KSTAT_DATA_UINT64),
+];
+
+/// The three kstats' KIDs.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct AcctKstats {
+    pub pacct: KidT,
+    pub csa_system: KidT,
+    pub csa_ja: KidT,
+}
+
+impl AcctKstats {
+    pub(super) fn contains(&self, kid: KidT) -> bool {
+        kid == self.pacct || kid == self.csa_system || kid == self.csa_ja
+    }
+}
+
+pub(super) fn create(reg: &mut KstatRegistry, now: Hrtime) -> Result<AcctKstats, KstatError> {
+    let mut make = |module: &str, name: &str, stats: &[(&str, u8)]| {
+        let kid = reg.create_named(module, 0, name, "misc", stats, now)?;
+        reg.install(kid)?;
+        Ok::<_, KstatError>(kid)
+    };
+    Ok(AcctKstats {
+        pacct: make("acct", "pacct", &PACCT)?,
+        csa_system: make("csa", "pacct", &CSA_FILE)?,
+        csa_ja: make("csa", "ja", &CSA_FILE)?,
+    })
+}
+
+/// `ks_update` of whichever of the three `kid` is.
+pub(super) fn refresh(
+    reg: &mut KstatRegistry,
+    k: &AcctKstats,
+    kid: KidT,
+    p: &PacctCounters,
+    c: &CsaCounters,
+) -> Result<(), KstatError> {
+    if kid == k.pacct {
+        let values = [
+            KstatValue::Uint32(p.on as u32),
+            KstatValue::Uint64(p.records),
+            KstatValue::Uint64(p.records.saturating_mul(tally_uapi::acct::AcctV3::SIZE as u64)),
+            KstatValue::Uint64(p.dropped),
+            KstatValue::Uint64(p.errors),
+        ];
+        return super::set_in_order(reg, kid, values);
+    }
+    let (open, f, refused) = if kid == k.csa_system {
+        (c.system_open as u32, c.system, c.post_failures)
+    } else {
+        (u32::try_from(c.ja_open).unwrap_or(u32::MAX), c.ja, 0)
+    };
+    let values = [
+        KstatValue::Uint32(open),
+        KstatValue::Uint64(f.records),
+        KstatValue::Uint64(f.bytes),
+        KstatValue::Uint64(f.dropped_below_threshold),
+        KstatValue::Uint64(f.errors),
+        KstatValue::Uint64(refused),
+    ];
+    super::set_in_order(reg, kid, values)
+}
