@@ -5,8 +5,8 @@
 //!
 //! ```text
 //! COMMAND             USER    START      END       REAL        CPU       MEAN
-//! NAME                        TIME      TIME     (SECS)     (SECS)    SIZE(K)
-//! hello               1000 04:05:01  04:05:01       0.01       0.00      396.00
+//! NAME                         TIME     TIME     (SECS)     (SECS)    SIZE(K)
+//! hello               1000 04:05:01 04:05:01       0.01       0.00     396.00
 //! ```
 //!
 //! Selection (all given must hold): `-j JID` (hex, `0x` optional) the job, `-u UID` the

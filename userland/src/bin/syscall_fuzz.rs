@@ -110,6 +110,20 @@ const KNOWN: &[usize] = &[
     SYS_BLK_READ,
     SYS_BLK_WRITE,
     SYS_PROC_STAT,
+    // Files on /var and accounting (issue 13). Paths and buffers never point into this
+    // program, so they can only be refused; `acct(NULL)` and `csa_ctl(AC_HALT)` may switch
+    // accounting off, `job_create` put the fuzzer in a job: harmless to a correct kernel.
+    SYS_STAT,
+    SYS_FSTAT,
+    SYS_LSEEK,
+    SYS_FSYNC,
+    SYS_MKDIR,
+    SYS_UNLINK,
+    SYS_GETDENTS64,
+    SYS_ACCT,
+    SYS_JOB_CREATE,
+    SYS_JOB_GETJID,
+    SYS_CSA_CTL,
     // Not here: SYS_EXIT and SYS_EXIT_GROUP, which end even a correct caller (`SKIP`).
 ];
 
