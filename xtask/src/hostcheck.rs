@@ -153,7 +153,7 @@ impl HostCheck {
         console: &str,
         host: &dyn Names,
     ) -> Result<(), String> {
-        let direct = gnuacct::compare(&format!("GNU {} vs Tally's console", tool.name()), gnu, console);
+        let direct = gnuacct::compare_as(tool.name(), ("GNU", gnu), ("Tally's console", console));
         if direct.is_ok() {
             return direct;
         }
@@ -165,8 +165,10 @@ impl HostCheck {
         if with_tally == with_host {
             return direct; // names are not the difference
         }
-        gnuacct::compare("Tally's console vs tally-pacct with Tally's names", &with_tally, console)
-            .and_then(|()| gnuacct::compare("GNU vs tally-pacct with this host's names", gnu, &with_host))
+        gnuacct::compare_as(tool.name(), ("tally-pacct with Tally's names", &with_tally), ("Tally's console", console))
+            .and_then(|()| {
+                gnuacct::compare_as(tool.name(), ("GNU", gnu), ("tally-pacct with this host's names", &with_host))
+            })
             .map_err(|e| format!("{e}\n(the direct comparison: {})", direct.unwrap_err()))
     }
 
