@@ -77,11 +77,11 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     // Taskstats listeners on the bus hear of every exit; so do process accounting (acct(2))
     // and CSA, whose jobs also hear of every new user process.
     proc::register_exit_observer(&acct::EXIT_RECORDS);
-    proc::register_exit_observer(&acct::pacct::PROCESS_ACCOUNTING);
-    proc::register_exit_observer(&acct::csa::CSA_EXITS);
-    proc::register_spawn_observer(&acct::csa::CSA_SPAWNS);
+    proc::register_exit_observer(&acct::process_acct::PROCESS_ACCOUNTING);
+    proc::register_exit_observer(&acct::job_acct::CSA_EXITS);
+    proc::register_spawn_observer(&acct::job_acct::CSA_SPAWNS);
     proc::init(entry_tsc, init_main);
-    acct::csa::init();
+    acct::job_acct::init();
     proc::ramdisk::init(ramdisk);
     drivers::init();
     irq::init();

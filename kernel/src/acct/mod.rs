@@ -13,8 +13,8 @@
 //! | `all_tasks.rs` | every task at one instant (`proc_stat`, `prstat`) |
 //! | `system.rs` | system-wide clocks and interrupt time (the invariants, the kstats) |
 //! | `task_records.rs` | Linux `struct taskstats` records: GET by pid/tgid, and at every exit |
-//! | `pacct.rs` | Linux process accounting (`acct(2)`): a v3 record per process, appended to a file |
-//! | `csa.rs` | SGI CSA: jobs, their records at exit, `csa_ctl`, the system and ja files |
+//! | `process_acct.rs` | Linux process accounting (`acct(2)`): a v3 record per process, appended to a file |
+//! | `job_acct.rs` | SGI CSA: jobs, their records at exit, `csa_ctl`, the system and ja files |
 //!
 //! The last two are the only parts of this floor that write: they hand finished records to
 //! the file layer's record files (`fs::record_file`), which the disk's owner thread appends.
@@ -24,8 +24,8 @@
 
 mod all_tasks;
 mod clocks;
-pub mod csa;
-pub mod pacct;
+pub mod job_acct;
+pub mod process_acct;
 mod system;
 mod task_records;
 mod usage;

@@ -248,7 +248,7 @@ impl ExitObserver for ExitRecords {
 
 /// The per-process (`AGROUP`) taskstats record of an exit that ended a process — `None`
 /// for a thread that was not its process's last — with the exit's wall clock (ns since
-/// 1970). Process accounting (`pacct.rs`) and CSA (`csa.rs`) read their numbers from it, so
+/// 1970). Process accounting (`process_acct.rs`) and CSA (`job_acct.rs`) read their numbers from it, so
 /// the three accountings of one exit agree. `ASU` is the leader's or the last thread's
 /// (a thread that used privilege and exited earlier left no flag behind: Tally's totals
 /// carry no flags).

@@ -7,7 +7,7 @@
 //!
 //! What the numbers are: `README.md`, "Measured", and `docs/microstate-accounting.md`.
 
-mod acct_records;
+mod acct_exit;
 mod bus_records;
 mod cases;
 mod context_switch;

@@ -71,7 +71,7 @@ fn comm(c: &[u8]) -> &str {
 pub fn pacct() -> Result<(), &'static str> {
     const FILE: &[u8] = b"/var/TMP/PACCT";
     create(FILE)?;
-    let before = acct::pacct::counters();
+    let before = acct::process_acct::counters();
     let r = run_fixture("acct_abi", &[])?;
     println!("acct_abi: status {:#x}", r.status.raw());
     expect_exit(&r, 0)?;
@@ -113,7 +113,7 @@ pub fn pacct() -> Result<(), &'static str> {
     if recs.iter().any(|a| a.ac_pid == r.pid as u32) {
         return Err("the fixture's own record was written, though accounting was off at its exit");
     }
-    let after = acct::pacct::counters();
+    let after = acct::process_acct::counters();
     println!(
         "acct_abi: kstat acct:0:pacct records +{} dropped +{} errors +{}, on {}",
         after.records - before.records,
@@ -132,7 +132,7 @@ pub fn pacct() -> Result<(), &'static str> {
 /// closed, so its size on the disk is final.
 fn ja_files_closed() -> Result<(), &'static str> {
     for _ in 0..3000 {
-        let c = acct::csa::counters();
+        let c = acct::job_acct::counters();
         if c.ja_open == 0 && c.closing == 0 {
             return Ok(());
         }
@@ -256,7 +256,7 @@ pub fn csa() -> Result<(), &'static str> {
     if sys_procs.iter().any(|p| p.base.utime + p.base.stime < 20_000) {
         return Err("a record below the threshold is in the system file");
     }
-    let c = acct::csa::counters();
+    let c = acct::job_acct::counters();
     println!(
         "csa_abi: kstat csa:0:pacct records {} bytes {} dropped_threshold {} errors {}; csa:0:ja records {} errors {}",
         c.system.records, c.system.bytes, c.system.dropped_below_threshold, c.system.errors, c.ja.records, c.ja.errors
@@ -316,14 +316,14 @@ fn ctl(request: u32, entries: &[(u32, i64)], path: &[u8]) -> Result<(), i32> {
     c.set_path(path);
     let mut arg = tally_csa::control::CtlArg::Ctl(c);
     let caller = tally_csa::control::Caller { pid: crate::proc::current_pid() as u32, privileged: true };
-    acct::csa::control(request, &caller, &mut arg)
+    acct::job_acct::control(request, &caller, &mut arg)
 }
 
 fn csa_state() -> u32 {
     use tally_uapi::csa::{ActStat, ACCT_KERN_CSA, AC_CHECK};
     let mut arg = tally_csa::control::CtlArg::Stat(ActStat { ac_ind: ACCT_KERN_CSA, ..ActStat::default() });
     let caller = tally_csa::control::Caller { pid: crate::proc::current_pid() as u32, privileged: true };
-    match (acct::csa::control(AC_CHECK, &caller, &mut arg), arg) {
+    match (acct::job_acct::control(AC_CHECK, &caller, &mut arg), arg) {
         (Ok(()), tally_csa::control::CtlArg::Stat(s)) => s.ac_state,
         _ => u32::MAX,
     }
@@ -342,7 +342,7 @@ pub fn disk_full() -> Result<(), &'static str> {
     for f in [PACCT, SYSTEM, JA] {
         create(f)?;
     }
-    acct::pacct::set_file(Some(PACCT)).map_err(|_| "acct could not open its file")?;
+    acct::process_acct::set_file(Some(PACCT)).map_err(|_| "acct could not open its file")?;
     let on = [(ACCT_KERN_CSA, 0), (ACCT_RCD_MEM, 0), (ACCT_RCD_IO, 0), (ACCT_RCD_DELAY, 0)];
     ctl(AC_START, &on, SYSTEM).map_err(|_| "AC_START failed")?;
     // A first record, so that the file has its first cluster: 7 more fit in it.
@@ -351,17 +351,17 @@ pub fn disk_full() -> Result<(), &'static str> {
     println!("disk_full: /var is full after {filled} more bytes");
     // The system file has BOOT and ON (432 bytes) in its first 512-byte cluster: the SOJ
     // (40) still fits there, the first process chain (376) does not.
-    acct::csa::job_create(u32::MAX).map_err(|_| "job_create failed")?;
-    let before = acct::pacct::counters();
+    acct::job_acct::job_create(u32::MAX).map_err(|_| "job_create failed")?;
+    let before = acct::process_acct::counters();
     for _ in 0..10 {
         hello()?;
     }
     let mut waited = 0;
-    while (acct::pacct::counters().on || csa_state() != ACS_ERROFF) && waited < 3000 {
+    while (acct::process_acct::counters().on || csa_state() != ACS_ERROFF) && waited < 3000 {
         sched::sleep_ns(1_000_000);
         waited += 1;
     }
-    let after = acct::pacct::counters();
+    let after = acct::process_acct::counters();
     println!(
         "disk_full: acct on {}, records +{}, dropped +{}, errors +{}; csa state {} (2 ON, 1 ERROFF)",
         after.on,
@@ -400,7 +400,7 @@ pub fn disk_full() -> Result<(), &'static str> {
     if procs != 1 || read_all(SYSTEM)?.len() != sys.len() || csa_state() != ACS_ERROFF {
         return Err("after the error, the ja file did not work on its own, or the system file changed");
     }
-    let c = acct::csa::counters();
+    let c = acct::job_acct::counters();
     println!(
         "disk_full: kstat csa:0:pacct errors {}, open {}; csa:0:ja records {}",
         c.system.errors, c.system_open, c.ja.records

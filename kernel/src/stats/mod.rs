@@ -15,7 +15,7 @@
 //!  sched::runq_io()             ─────> unix:0:runq          io, sched          runq.rs
 //!  sched, irq, memory, clocks   ─────> unix:0:system_misc   named, misc        system_misc.rs
 //!  the message bus (`bus`)      ─────> bus:0:genetlink      named, net         genetlink.rs
-//!  acct(2), CSA's files (`acct`) ────> acct:0:pacct, csa:0:pacct, csa:0:ja    acct_files.rs
+//!  acct(2), CSA's files (`acct`) ────> acct:0:pacct, csa:0:pacct, csa:0:ja    acct_kstats.rs
 //!  the chain itself             ─────> unix:0:kstat_headers (KID 0) and unix:0:kstat_types
 //! ```
 //!
@@ -26,7 +26,7 @@
 //! the registry lock while holding the scheduler's. The read path, the chain id and the kstats
 //! themselves are in `docs/kstat.md`.
 
-mod acct_files;
+mod acct_kstats;
 mod disks;
 mod genetlink;
 mod irq_lines;
@@ -56,7 +56,7 @@ struct State {
     runq: Option<KidT>,
     misc: Option<KidT>,
     bus: Option<KidT>,
-    acct: Option<acct_files::AcctKstats>,
+    acct: Option<acct_kstats::AcctKstats>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -92,8 +92,8 @@ pub(crate) struct Sources {
     pub ticks: u64,
     pub mem: crate::base::memory::MemStats,
     pub bus: tally_msgbus::BusStats,
-    pub pacct: crate::acct::pacct::PacctCounters,
-    pub csa: crate::acct::csa::CsaCounters,
+    pub pacct: crate::acct::process_acct::PacctCounters,
+    pub csa: crate::acct::job_acct::CsaCounters,
 }
 
 impl Sources {
@@ -109,8 +109,8 @@ impl Sources {
             ticks: crate::irq::ticks(),
             mem: crate::base::memory::stats(),
             bus: crate::bus::stats(),
-            pacct: crate::acct::pacct::counters(),
-            csa: crate::acct::csa::counters(),
+            pacct: crate::acct::process_acct::counters(),
+            csa: crate::acct::job_acct::counters(),
         }
     }
 }
@@ -140,7 +140,8 @@ pub fn init() {
         st.runq = log_err("unix:0:runq", runq::create(&mut st.reg, t));
         st.misc = log_err("unix:0:system_misc", system_misc::create(&mut st.reg, t));
         st.bus = log_err("bus:0:genetlink", genetlink::create(&mut st.reg, t));
-        st.acct = acct_files::create(&mut st.reg, t).map_err(|e| log::warn!("kstat: cannot create acct's: {e:?}")).ok();
+        st.acct =
+            acct_kstats::create(&mut st.reg, t).map_err(|e| log::warn!("kstat: cannot create acct's: {e:?}")).ok();
         irq_lines::discover(&mut st, &src, t);
         let n = (st.reg.len(), st.reg.chain_id());
         *guard = Some(st);
@@ -302,7 +303,7 @@ fn refresh(st: &mut State, kid: KidT, src: &Sources) {
     } else if st.bus == Some(kid) {
         let _ = genetlink::refresh(&mut st.reg, kid, &src.bus);
     } else if let Some(a) = st.acct.filter(|a| a.contains(kid)) {
-        let _ = acct_files::refresh(&mut st.reg, &a, kid, &src.pacct, &src.csa);
+        let _ = acct_kstats::refresh(&mut st.reg, &a, kid, &src.pacct, &src.csa);
     } else if let Some(&(_, index)) = st.disks.iter().find(|&&(k, _)| k == kid) {
         let _ = disks::refresh(&mut st.reg, kid, index);
     } else {

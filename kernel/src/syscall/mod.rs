@@ -21,7 +21,7 @@
 //! policy), `clock_gettime.rs` (clocks), `mmap.rs` (brk, mmap, munmap), `msa.rs`
 //! (microstate times), `kstat_read.rs` (the kstat chain), `blk.rs` (raw disk sectors),
 //! `procstat.rs` (every thread's accounting at once, for `prstat`), `acct.rs` (process
-//! accounting's switch), `csa.rs` (SGI CSA's jobs and control call). Every handler validates
+//! accounting's switch), `job_acct.rs` (SGI CSA's jobs and control call). Every handler validates
 //! its arguments and reaches user memory only through `usercopy.rs`: nothing a
 //! user program passes can make the kernel fault or panic — at worst the call fails with
 //! `-errno`. The contracts are documented for user space in `tally_uapi::syscall`, `::msa`,
@@ -33,10 +33,9 @@
 //!
 //! The path from `syscall` to a handler and back, and every call: `docs/user-mode.md`.
 
-mod acct;
+mod acct_calls;
 mod blk;
 mod clock_gettime;
-mod csa;
 mod files;
 mod io;
 mod kstat_read;
@@ -114,10 +113,10 @@ pub static TABLE: [Option<(&str, Handler)>; NR_SYSCALLS] = {
     t[SYS_BLK_READ] = Some(("blk_read", blk::blk_read));
     t[SYS_BLK_WRITE] = Some(("blk_write", blk::blk_write));
     t[SYS_PROC_STAT] = Some(("proc_stat", procstat::sys_proc_stat));
-    t[SYS_ACCT] = Some(("acct", acct::acct));
-    t[SYS_JOB_CREATE] = Some(("job_create", csa::job_create));
-    t[SYS_JOB_GETJID] = Some(("job_getjid", csa::job_getjid));
-    t[SYS_CSA_CTL] = Some(("csa_ctl", csa::csa_ctl));
+    t[SYS_ACCT] = Some(("acct", acct_calls::acct));
+    t[SYS_JOB_CREATE] = Some(("job_create", acct_calls::job_create));
+    t[SYS_JOB_GETJID] = Some(("job_getjid", acct_calls::job_getjid));
+    t[SYS_CSA_CTL] = Some(("csa_ctl", acct_calls::csa_ctl));
     t
 };
 

@@ -6,7 +6,7 @@
 //! other:
 //!
 //! ```text
-//!   acct(path)  (syscall/acct.rs) ──► set_file: RecordFile::open (may sleep) ──► STATE.file
+//!   acct(path)  (syscall/acct_calls.rs) ──► set_file: RecordFile::open (may sleep) ──► STATE.file
 //!                                     the old file, if any: close_and_wait (its records flushed)
 //!   a process's last thread exits (proc, interrupts off)
 //!     └─► PROCESS_ACCOUNTING.exited ──► its taskstats record (task_records.rs)

@@ -62,7 +62,7 @@ fn csa_ctl(request: u32, entries: &[u32], path: &[u8]) -> Result<(), i32> {
     }
     c.set_path(path);
     let caller = tally_csa::control::Caller { pid: proc::current_pid() as u32, privileged: true };
-    acct::csa::control(request, &caller, &mut tally_csa::control::CtlArg::Ctl(c))
+    acct::job_acct::control(request, &caller, &mut tally_csa::control::CtlArg::Ctl(c))
 }
 
 fn no_error(_: u64, _: i32) {}
@@ -76,23 +76,23 @@ pub fn acct_records(h: &mut Harness) {
         return;
     }
     row(h, 0);
-    if acct::pacct::set_file(Some(PACCT)).is_err() {
+    if acct::process_acct::set_file(Some(PACCT)).is_err() {
         println!("bench: acct_exit: acct cannot open its file");
         return;
     }
     row(h, 1);
-    let _ = acct::pacct::set_file(None);
+    let _ = acct::process_acct::set_file(None);
     let kinds = [ACCT_KERN_CSA, ACCT_RCD_MEM, ACCT_RCD_IO, ACCT_RCD_DELAY];
-    if csa_ctl(AC_START, &kinds, CSA).is_err() || acct::csa::job_create(u32::MAX).is_err() {
+    if csa_ctl(AC_START, &kinds, CSA).is_err() || acct::job_acct::job_create(u32::MAX).is_err() {
         println!("bench: acct_exit: CSA cannot start");
         return;
     }
     row(h, 2);
-    let _ = acct::pacct::set_file(Some(PACCT));
+    let _ = acct::process_acct::set_file(Some(PACCT));
     row(h, 3);
-    let _ = acct::pacct::set_file(None);
+    let _ = acct::process_acct::set_file(None);
     let _ = csa_ctl(AC_HALT, &[], b"");
-    let (p, c) = (acct::pacct::counters(), acct::csa::counters());
+    let (p, c) = (acct::process_acct::counters(), acct::job_acct::counters());
     println!(
         "bench: acct_exit: acct records {} dropped {}; CSA system file records {} refused {}",
         p.records, p.dropped, c.system.records, c.post_failures

@@ -8,7 +8,7 @@
 //!
 //! ```text
 //!   spawn (proc, table lock held, child not yet queued) ──► CSA_SPAWNS: Csa::spawn (inherit)
-//!   job_create (syscall/csa.rs) ───────────────────────────► job_create: Csa::job_create ─┐
+//!   job_create (syscall/acct_calls.rs) ───────────────────────────► job_create: Csa::job_create ─┐
 //!   a process's last thread exits (proc, interrupts off)                                  │
 //!     └─► CSA_EXITS: its taskstats record → ProcessExit → Csa::process_exit ─────────────┤
 //!   csa_ctl: Csa::prepare ─► RecordFile::open (sleeps) ─► Csa::control ──────────────────┤

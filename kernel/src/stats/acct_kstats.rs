@@ -2,7 +2,7 @@
 //!
 //! What the kernel handed to each accounting file, so an administrator can see records being
 //! written — and, above all, records lost — without reading the files. The values are
-//! sampled at the read (`ks_update`) from `acct/pacct.rs` and `acct/csa.rs`:
+//! sampled at the read (`ks_update`) from `acct/process_acct.rs` and `acct/job_acct.rs`:
 //!
 //! | kstat | statistic | meaning |
 //! |---|---|---|
@@ -22,8 +22,8 @@
 use tally_kstat::{KstatError, KstatRegistry};
 use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_DATA_UINT32, KSTAT_DATA_UINT64};
 
-use crate::acct::csa::CsaCounters;
-use crate::acct::pacct::PacctCounters;
+use crate::acct::job_acct::CsaCounters;
+use crate::acct::process_acct::PacctCounters;
 
 const PACCT: [(&str, u8); 5] = [
     ("on", KSTAT_DATA_UINT32),
