@@ -39,7 +39,8 @@
 //! **Closing sleeps; exits cannot.** Closing a file waits for its records to reach the disk,
 //! which the exit path (interrupts off) cannot do: a job ending closes its ja file, a post
 //! that fails closes its file. Such files go on a closing list that the `csaclose` kernel
-//! thread (started at boot) and every CSA system call drain, in task context.
+//! daemon (started when CSA first opens a file) and every CSA system call drain, in task
+//! context.
 //!
 //! **Error cookies.** The crate names an open file by a cookie it hands out (`prepare`); the
 //! file layer names it by [`RecordFile::id`]. A slot keeps both, so a write error reported by
@@ -100,8 +101,8 @@ fn now_unix_ns() -> u64 {
     time::boot_unix_seconds().saturating_mul(1_000_000_000).saturating_add(time::monotonic_ns().unwrap_or(0))
 }
 
-/// Create CSA (everything off, no job; its tables sized for the kernel's task limit) and
-/// start the `csaclose` thread. At boot, from `main.rs`, after `proc::init`.
+/// Create CSA (everything off, no job; its tables sized for the kernel's task limit). At
+/// boot, from `main.rs`, after `proc::init`.
 pub fn init() {
     let uname = Uname::new(b"Tally", b"tally", env!("CARGO_PKG_VERSION").as_bytes(), b"#1", b"x86_64");
     let boot_unix_ns = time::boot_unix_seconds().saturating_mul(1_000_000_000);
@@ -113,9 +114,19 @@ pub fn init() {
         post_failures: 0,
     };
     hal::cpu::without_interrupts(|| *GLUE.lock() = Some(glue));
-    // A daemon outside the process tree, like fsd: nobody waits for it.
-    if let Err(e) = proc::spawn_daemon("csaclose", SchedParams::Normal(0), closer, 0) {
-        log::warn!("csa: no csaclose thread (errno {e}): files ended by an exit close at the next CSA call");
+}
+
+/// Has `csaclose` been started?
+static CLOSER_STARTED: AtomicBool = AtomicBool::new(false);
+
+/// Start `csaclose` the first time CSA opens a file (task context): a kernel daemon outside
+/// the process tree, like fsd, so nobody waits for it; a machine that never uses CSA never
+/// has it (and its process ids stay what they were).
+fn ensure_closer() {
+    if !CLOSER_STARTED.swap(true, Ordering::AcqRel) {
+        if let Err(e) = proc::spawn_daemon("csaclose", SchedParams::Normal(0), closer, 0) {
+            log::warn!("csa: no csaclose thread (errno {e}): files ended by an exit close at the next CSA call");
+        }
     }
 }
 
@@ -286,7 +297,10 @@ pub fn control(request: u32, caller: &Caller, arg: &mut CtlArg) -> Result<(), i3
     })
     .ok_or(ENODATA)??;
     let (mut opened, cookie) = match open {
-        Some((n, cookie)) => (Some(RecordFile::open(&path[..n], on_error)?), Some(cookie)),
+        Some((n, cookie)) => {
+            ensure_closer();
+            (Some(RecordFile::open(&path[..n], on_error)?), Some(cookie))
+        }
         None => (None, None),
     };
     let now = now_unix_ns();
