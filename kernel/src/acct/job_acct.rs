@@ -349,6 +349,12 @@ pub fn counters() -> CsaCounters {
     .unwrap_or_default()
 }
 
+/// Every job's ja file as the state machine keeps it: (jid, its counters, open now?), for
+/// the per-job kstats. Allocates: task context only.
+pub fn ja_files() -> Vec<(u64, FileCounters, bool)> {
+    with(|g| g.csa.ja_files().map(|j| (j.jid, j.counters, j.cookie.is_some())).collect()).unwrap_or_default()
+}
+
 /// CSA's exit observer (registered in `main.rs`): the records of a process in a job, and
 /// its job's end.
 pub struct CsaExits;

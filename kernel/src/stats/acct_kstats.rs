@@ -15,12 +15,15 @@
 //! | | `records`, `bytes` | CSA records handed to it (a base record and its continuations count once) |
 //! | | `dropped_threshold` | process records kept out by the memory or time threshold |
 //! | | `errors` | write errors (each closed the file and made the ON kinds ERROFF) |
-//! | `csa:0:ja` (every ja file together) | `open` | ja files open now |
-//! | | `records`, `bytes`, `dropped_threshold`, `errors` | as above, summed over all jobs' ja files (a ja file is never held back by a threshold: `dropped_threshold` is 0) |
-//! | | `refused` (on `csa:0:pacct`) | posts the file layer refused for any CSA file (`ENOBUFS`, `EIO`) |
+//! | | `refused` | posts the file layer refused for any CSA file (`ENOBUFS`, `EIO`) |
+//! | `csa:0:ja` (every ja file together, since boot) | `open` | ja files open now |
+//! | | `records`, `bytes`, `dropped_threshold`, `errors` | as above, summed over all jobs' ja files (a ja file is never held back by a threshold: `dropped_threshold` is 0); `refused` is 0 |
+//! | `csa:P:ja`, one per job with a ja file (P: the job's creator, the jid's low half) | the same | that job's ja file; created when a read finds the file, deleted once the job has ended (its EOJ written) |
 
 use tally_kstat::{KstatError, KstatRegistry};
 use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_DATA_UINT32, KSTAT_DATA_UINT64};
+
+use tally_csa::state::FileCounters;
 
 use crate::acct::job_acct::CsaCounters;
 use crate::acct::process_acct::PacctCounters;
@@ -99,6 +102,56 @@ pub(super) fn refresh(
         KstatValue::Uint64(f.dropped_below_threshold),
         KstatValue::Uint64(f.errors),
         KstatValue::Uint64(refused),
+    ];
+    super::set_in_order(reg, kid, values)
+}
+
+/// The per-job ja kstats: create one for each ja file the state machine has, delete those
+/// whose job has ended. Called before each read and chain id (as the IRQ lines' kstats are
+/// discovered), with the ja files sampled before the registry lock.
+pub(super) fn discover_ja(
+    reg: &mut KstatRegistry,
+    kids: &mut alloc::vec::Vec<(u64, KidT)>,
+    files: &[(u64, FileCounters, bool)],
+    now: Hrtime,
+) {
+    kids.retain(|&(jid, kid)| {
+        let keep = files.iter().any(|f| f.0 == jid);
+        if !keep {
+            let _ = reg.delete(kid);
+        }
+        keep
+    });
+    for &(jid, _, _) in files {
+        if kids.iter().any(|k| k.0 == jid) {
+            continue;
+        }
+        let instance = (jid & 0x7fff_ffff) as i32;
+        let made = reg.create_named("csa", instance, "ja", "misc", &CSA_FILE, now).and_then(|kid| {
+            reg.install(kid)?;
+            Ok(kid)
+        });
+        if let Ok(kid) = made {
+            kids.push((jid, kid));
+        }
+    }
+}
+
+/// `ks_update` of job `jid`'s ja kstat.
+pub(super) fn refresh_ja(
+    reg: &mut KstatRegistry,
+    kid: KidT,
+    jid: u64,
+    files: &[(u64, FileCounters, bool)],
+) -> Result<(), KstatError> {
+    let Some(&(_, f, open)) = files.iter().find(|f| f.0 == jid) else { return Ok(()) };
+    let values = [
+        KstatValue::Uint32(open as u32),
+        KstatValue::Uint64(f.records),
+        KstatValue::Uint64(f.bytes),
+        KstatValue::Uint64(f.dropped_below_threshold),
+        KstatValue::Uint64(f.errors),
+        KstatValue::Uint64(0),
     ];
     super::set_in_order(reg, kid, values)
 }

@@ -15,7 +15,8 @@
 //!  sched::runq_io()             ─────> unix:0:runq          io, sched          runq.rs
 //!  sched, irq, memory, clocks   ─────> unix:0:system_misc   named, misc        system_misc.rs
 //!  the message bus (`bus`)      ─────> bus:0:genetlink      named, net         genetlink.rs
-//!  acct(2), CSA's files (`acct`) ────> acct:0:pacct, csa:0:pacct, csa:0:ja    acct_kstats.rs
+//!  acct(2), CSA's files (`acct`) ────> acct:0:pacct, csa:0:pacct, csa:0:ja,  acct_kstats.rs
+//!                                      csa:P:ja (one per job with a ja file)
 //!  the chain itself             ─────> unix:0:kstat_headers (KID 0) and unix:0:kstat_types
 //! ```
 //!
@@ -57,6 +58,8 @@ struct State {
     misc: Option<KidT>,
     bus: Option<KidT>,
     acct: Option<acct_kstats::AcctKstats>,
+    /// (jid, KID) of each job's ja kstat.
+    ja: Vec<(u64, KidT)>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -94,6 +97,7 @@ pub(crate) struct Sources {
     pub bus: tally_msgbus::BusStats,
     pub pacct: crate::acct::process_acct::PacctCounters,
     pub csa: crate::acct::job_acct::CsaCounters,
+    pub ja_files: Vec<(u64, tally_csa::state::FileCounters, bool)>,
 }
 
 impl Sources {
@@ -111,6 +115,7 @@ impl Sources {
             bus: crate::bus::stats(),
             pacct: crate::acct::process_acct::counters(),
             csa: crate::acct::job_acct::counters(),
+            ja_files: crate::acct::job_acct::ja_files(),
         }
     }
 }
@@ -135,6 +140,7 @@ pub fn init() {
             misc: None,
             bus: None,
             acct: None,
+            ja: Vec::new(),
         };
         st.disks = disks::create_all(&mut st.reg, t);
         st.runq = log_err("unix:0:runq", runq::create(&mut st.reg, t));
@@ -173,6 +179,7 @@ fn log_err(what: &str, r: Result<KidT, KstatError>) -> Option<KidT> {
 pub fn chain_id() -> KidT {
     with_sources(|st, src| {
         irq_lines::discover(st, src, now());
+        acct_kstats::discover_ja(&mut st.reg, &mut st.ja, &src.ja_files, now());
         st.reg.chain_id()
     })
     .unwrap_or(0)
@@ -192,6 +199,7 @@ pub fn read(kid: KidT, buf: &mut [u8]) -> Result<KstatRead, KstatError> {
     with_sources(|st, src| {
         let t = now();
         irq_lines::discover(st, src, t);
+        acct_kstats::discover_ja(&mut st.reg, &mut st.ja, &src.ja_files, t);
         refresh(st, kid, src);
         let got = st.reg.read(kid, t, buf)?;
         if let Some(data) = buf.get_mut(..got.len) {
@@ -288,6 +296,7 @@ impl State {
             || self.misc == Some(kid)
             || self.bus == Some(kid)
             || self.acct.is_some_and(|a| a.contains(kid))
+            || self.ja.iter().any(|&(_, k)| k == kid)
             || self.disks.iter().any(|&(k, _)| k == kid)
             || self.lines.iter().flatten().any(|l| l.intr == kid || l.timer == kid)
     }
@@ -302,6 +311,8 @@ fn refresh(st: &mut State, kid: KidT, src: &Sources) {
         let _ = system_misc::refresh(&mut st.reg, kid, src);
     } else if st.bus == Some(kid) {
         let _ = genetlink::refresh(&mut st.reg, kid, &src.bus);
+    } else if let Some(&(jid, _)) = st.ja.iter().find(|&&(_, k)| k == kid) {
+        let _ = acct_kstats::refresh_ja(&mut st.reg, kid, jid, &src.ja_files);
     } else if let Some(a) = st.acct.filter(|a| a.contains(kid)) {
         let _ = acct_kstats::refresh(&mut st.reg, &a, kid, &src.pacct, &src.csa);
     } else if let Some(&(_, index)) = st.disks.iter().find(|&&(k, _)| k == kid) {
