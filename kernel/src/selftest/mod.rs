@@ -13,7 +13,6 @@
 mod disk;
 mod exit_records;
 mod faults;
-mod files;
 mod heap_frames;
 mod init;
 mod irq_accounting;
@@ -25,6 +24,7 @@ mod signals;
 mod timer;
 mod user_acct;
 mod user_proc;
+mod var_fs;
 
 use hal::qemu::ExitCode;
 
