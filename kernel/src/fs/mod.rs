@@ -206,6 +206,16 @@ pub fn wanted() -> bool {
     yes
 }
 
+/// Wait (at most 5 s) until fsd has mounted `/var` or given up: pid 1 calls this before it
+/// runs anything else, so the mount happens (and is logged) during boot, not in the middle
+/// of a user program's output. Task context.
+pub fn wait_mounted() {
+    let deadline = hal::tsc::read().saturating_add(crate::base::time::clock().ns_to_ticks(5_000_000_000));
+    while STATE.load(Ordering::Acquire) == STATE_STARTING && hal::tsc::read() < deadline {
+        sched::sleep_ns(1_000_000);
+    }
+}
+
 /// Post `op` and sleep (UNINTERRUPTIBLE: a disk wait) until fsd has served it. Task context,
 /// interrupts on, no lock held. The sectors fsd moved for it are charged to the caller.
 pub fn call(op: Op) -> Result<Done, i32> {
