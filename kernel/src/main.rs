@@ -156,6 +156,8 @@ fn on_off(b: bool) -> &'static str {
 /// adopts and reaps orphans, and exits with the program's status when it ends; pid 1's end
 /// ends QEMU with that status (`proc/exit.rs`). `init=none`: no user space at all.
 fn init_main(_: u64) {
+    // `/var` is mounted before anything runs that could use it.
+    fs::wait_mounted();
     if let Some(filter) = base::cmdline::get("bench") {
         bench::run(filter);
     }

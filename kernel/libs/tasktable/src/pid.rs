@@ -93,6 +93,16 @@ impl Pids {
         Ok(())
     }
 
+    /// The highest free pid (from `pid_max - 1` down), recorded as `pid → key` *without*
+    /// moving the cursor: for kernel daemons, so that the pids user processes get are the
+    /// ones they would get without them (pid 2 is still the first process init starts).
+    pub(crate) fn take_top(&mut self, key: TaskKey) -> Result<i32, Errno> {
+        let pid = (self.reserved..self.pid_max).rev().find(|p| !self.map.contains_key(p)).ok_or(EAGAIN)?;
+        self.map.insert(pid, key);
+        self.in_range += 1;
+        Ok(pid)
+    }
+
     pub(crate) fn remove(&mut self, pid: i32) {
         if self.map.remove(&pid).is_some() && pid >= self.reserved {
             self.in_range -= 1;

@@ -84,12 +84,44 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         self.create_root(INIT_PID, name, uid, gid, begin_time, payload)
     }
 
-    /// A kernel daemon outside the process tree: a process with a fresh pid and no parent,
-    /// as Linux's kernel threads hang off `kthreadd` rather than init. Nobody waits for it
-    /// (init's `wait4(-1)` does not see it), so it must never exit. Root's uid and gid.
+    /// A kernel daemon outside the process tree: a process with no parent, as Linux's
+    /// kernel threads hang off `kthreadd` rather than init. Nobody waits for it (init's
+    /// `wait4(-1)` does not see it), so it must never exit. Root's uid and gid. Its pid is
+    /// the highest free one (`pid_max - 1` for the first), taken without moving the pid
+    /// cursor, so user processes get the pids they would get without daemons.
     pub fn create_daemon(&mut self, name: &[u8], begin_time: u64, payload: T) -> Result<TaskKey, Errno> {
-        let pid = self.pids.alloc()?;
-        self.create_root(pid, name, 0, 0, begin_time, payload)
+        let mut group = ThreadGroup::new(None);
+        group.members.try_reserve(1).map_err(|_| ENOMEM)?;
+        let task = Task {
+            pid: 0,
+            tgid: 0,
+            leader: None,
+            exit_state: ExitState::Live,
+            exit_status: None,
+            comm: make_comm(name),
+            uid: 0,
+            gid: 0,
+            begin_time,
+            flags: AcctFlags::empty(),
+            payload,
+            group: Some(group),
+        };
+        let key = self.tasks.insert(task).map_err(|_| ENOMEM)?;
+        let pid = match self.pids.take_top(key) {
+            Ok(pid) => pid,
+            Err(e) => {
+                self.tasks.remove(key);
+                return Err(e);
+            }
+        };
+        if let Some(t) = self.tasks.get_mut(key) {
+            t.pid = pid;
+            t.tgid = pid;
+        }
+        if let Some(g) = self.group_mut(key) {
+            g.members.push(key);
+        }
+        Ok(key)
     }
 
     fn create_root(
