@@ -3,7 +3,7 @@
 //! Floor 3, beside `file`, `bus` and `drivers`. The accounting disk is the IDE secondary
 //! master (`drivers::ata::ACCT_DISK`, `ata2`): an MBR whose first partition holds a FAT16
 //! file system. The FAT code is the `embedded-sdmmc` crate (no alloc, 8.3 names, blocking
-//! I/O through a [`BlockDevice`](embedded_sdmmc::BlockDevice) — here [`disk::AtaBlocks`]).
+//! I/O through a [`BlockDevice`](embedded_sdmmc::BlockDevice) — here [`blockdev::AtaBlocks`]).
 //!
 //! **One owner.** `embedded-sdmmc`'s `VolumeManager` is not `Sync` (a `RefCell` inside) and
 //! each of its calls may read and write several sectors, sleeping on the disk's interrupt
@@ -17,7 +17,7 @@
 //! ```text
 //!   write(fd, buf, n) ─ syscall/files.rs ─> fs::call(Op::Write) ─┐ queue (spin lock)
 //!        caller sleeps UNINTERRUPTIBLE on its reply's wait queue  │
-//!   fsd: pops the op ─> server.rs ─> embedded-sdmmc ─> disk.rs ─> drivers::ata (ata2, IRQ 15)
+//!   fsd: pops the op ─> server.rs ─> embedded-sdmmc ─> blockdev.rs ─> drivers::ata (ata2, IRQ 15)
 //!        puts the result and the sectors it moved in the reply, wakes the caller
 //!   caller: charges the sectors to its own block counters, returns to user space
 //! ```
@@ -28,7 +28,7 @@
 //! it had done the I/O itself. The whole design, a request walked to the sector and what it
 //! costs: `docs/files.md`.
 
-mod disk;
+mod blockdev;
 pub mod record_file;
 mod server;
 
@@ -185,6 +185,11 @@ fn kick() {
     WORK.wake_all();
 }
 
+/// Sectors read and written on the accounting disk since boot (all of them by fsd).
+pub fn sectors() -> (u64, u64) {
+    blockdev::sectors()
+}
+
 /// Is there an accounting disk at all? `false`: every call is `ENODEV` at once.
 pub fn present() -> bool {
     matches!(STATE.load(Ordering::Acquire), STATE_STARTING | STATE_MOUNTED)
@@ -268,9 +273,9 @@ pub fn fsd_main(_: u64) {
         loop {
             let job = hal::cpu::without_interrupts(|| QUEUE.lock().pop_front());
             let Some(job) = job else { break };
-            let before = disk::sectors();
+            let before = blockdev::sectors();
             let result = server.serve(job.op);
-            let after = disk::sectors();
+            let after = blockdev::sectors();
             let (read, written) = (after.0 - before.0, after.1 - before.1);
             match job.reply {
                 Some(reply) => {
@@ -282,9 +287,9 @@ pub fn fsd_main(_: u64) {
                 None => charge_self(read, written),
             }
         }
-        let before = disk::sectors();
+        let before = blockdev::sectors();
         server.drain_records();
-        let after = disk::sectors();
+        let after = blockdev::sectors();
         charge_self(after.0 - before.0, after.1 - before.1);
     }
 }

@@ -20,7 +20,7 @@ use tally_uapi::errno::*;
 use tally_uapi::fs::path::{Component, VarPath};
 use tally_uapi::fs::*;
 
-use super::disk::{self, AtaBlocks, DiskError, Geometry, WallClock};
+use super::blockdev::{self, AtaBlocks, DiskError, Geometry, WallClock};
 use super::record_file::RecInner;
 use super::{Done, Op};
 
@@ -117,6 +117,7 @@ impl Server {
     pub fn mount() -> Result<Server, &'static str> {
         let dev = AtaBlocks::new().ok_or("no accounting disk")?;
         let geo = Geometry::read(&dev)?;
+        geo.fence_tail(&dev).map_err(|_| "cannot write the FAT")?;
         let vm: Volumes = VolumeManager::new_with_limits(dev, WallClock, 1);
         let dev = AtaBlocks::new().ok_or("no accounting disk")?;
         let volume = vm.open_raw_volume(VolumeIdx(0)).map_err(|_| "embedded-sdmmc cannot open partition 1")?;
@@ -246,7 +247,7 @@ impl Server {
                 if write {
                     return Err(EISDIR);
                 }
-                let (ino, mtime) = e.as_ref().map_or((1, 0), |e| (ino_of(e), disk::unix_of(&e.mtime)));
+                let (ino, mtime) = e.as_ref().map_or((1, 0), |e| (ino_of(e), blockdev::unix_of(&e.mtime)));
                 if let Some(&id) = self.by_key.get(&key) {
                     self.nodes.get_mut(&id).ok_or(EIO)?.refs += 1;
                     return Ok(Done::Opened { node: id, dir: true });
@@ -279,7 +280,7 @@ impl Server {
                     Mode::ReadWriteAppend
                 };
                 let raw = self.open_raw(path, mode)?;
-                let id = self.new_node(key, Some(raw), ino_of(&e), disk::unix_of(&e.mtime));
+                let id = self.new_node(key, Some(raw), ino_of(&e), blockdev::unix_of(&e.mtime));
                 Ok(Done::Opened { node: id, dir: false })
             }
             Some(None) => Err(EIO),
@@ -293,8 +294,8 @@ impl Server {
                 }
                 let raw = self.open_raw(path, Mode::ReadWriteCreate)?;
                 let (ino, mtime) = match self.lookup(path) {
-                    Ok(Some(e)) => (ino_of(&e), disk::unix_of(&e.mtime)),
-                    _ => (0, disk::unix_now() as i64),
+                    Ok(Some(e)) => (ino_of(&e), blockdev::unix_of(&e.mtime)),
+                    _ => (0, blockdev::unix_now() as i64),
                 };
                 let id = self.new_node(key, Some(raw), ino, mtime);
                 Ok(Done::Opened { node: id, dir: false })
@@ -409,7 +410,7 @@ impl Server {
         }
         Ok(match self.lookup(path)? {
             None => stat_of(1, true, 0, 0),
-            Some(e) => stat_of(ino_of(&e), e.attributes.is_directory(), u64::from(e.size), disk::unix_of(&e.mtime)),
+            Some(e) => stat_of(ino_of(&e), e.attributes.is_directory(), u64::from(e.size), blockdev::unix_of(&e.mtime)),
         })
     }
 

@@ -14,7 +14,6 @@ mod acct_files;
 mod disk;
 mod exit_records;
 mod faults;
-mod files;
 mod heap_frames;
 mod init;
 mod irq_accounting;
@@ -26,6 +25,7 @@ mod signals;
 mod timer;
 mod user_acct;
 mod user_proc;
+mod var_fs;
 
 use hal::qemu::ExitCode;
 

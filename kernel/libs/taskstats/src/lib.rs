@@ -40,7 +40,7 @@
 //! | `hiwater_rss`, `hiwater_vm` | KB | high-water marks |
 //! | `read_char`, `write_char` | bytes | passed to `read`/`write` (any descriptor, a socket's too) |
 //! | `read_syscalls`, `write_syscalls` | calls | those `read`/`write` calls |
-//! | `read_bytes`, `write_bytes` | bytes | 512-byte sectors of `blk_read`/`blk_write` × 512 |
+//! | `read_bytes`, `write_bytes` | bytes | 512-byte sectors of `blk_read`/`blk_write` and of the task's file requests on `/var` × 512 |
 //! | `cancelled_write_bytes` | bytes | 0 (no page cache, so no write is ever cancelled) |
 //! | `nvcsw`, `nivcsw` | — | voluntary / involuntary context switches |
 //! | `ac_exe_dev`, `ac_exe_inode` | — | 0 (the ramdisk has no devices or inodes) |

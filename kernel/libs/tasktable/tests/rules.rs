@@ -418,3 +418,17 @@ fn bad_signals_are_rejected() {
     assert_eq!(ExitStatus::signaled(0, false).err(), Some(EINVAL));
     assert_eq!(ExitStatus::signaled(NSIG + 1, false).err(), Some(EINVAL));
 }
+
+#[test]
+fn a_daemon_has_a_fresh_pid_no_parent_and_is_nobodys_child() {
+    let (mut t, _idle, init) = boot();
+    let d = t.create_daemon(b"fsd", 0, P(0)).unwrap();
+    assert_eq!(pid_of(&t, d), 2);
+    assert_eq!(t.parent(d), Ok(None));
+    assert_eq!(t.ppid(d), Ok(0));
+    assert!(t.children(init).unwrap().is_empty(), "init does not wait for a daemon");
+    // It can make children of its own, and the pids go on.
+    let c = fork(&mut t, d, 0);
+    assert_eq!(pid_of(&t, c), 3);
+    assert_eq!(t.children(d).unwrap(), &[c]);
+}

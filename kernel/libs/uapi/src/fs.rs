@@ -176,7 +176,7 @@ pub mod dirent64 {
 ///
 /// Pure logic, shared by the kernel's `fs` module and its host tests. A path is accepted
 /// when it is `/var` or starts with `/var/`; empty components (`//`) and `.` are skipped,
-/// `..` goes up one level (above `/var` itself is [`PathError::NotUnderVar`]). Each other
+/// `..` goes up one level (above `/var` itself is `PathError::NotUnderVar`). Each other
 /// component must be an 8.3 name: 1–8 characters, optionally a dot and 1–3 more, from
 /// letters, digits and `! # $ % & ' ( ) - @ ^ _ ` { } ~`. Letters are upper-cased, as FAT
 /// stores them, so names compare without regard to case.

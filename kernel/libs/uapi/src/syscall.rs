@@ -21,10 +21,31 @@
 //!   just never sends more. On a pipe: sleeps until bytes or end of file; on a bus socket:
 //!   `recv`. `write` works on the console, pipes (`EPIPE` with no reader), sockets (`send`)
 //!   and `/dev/ttyS1`. No such descriptor: `EBADF`.
-//! * `pipe2(fds, flags)`, `close(fd)`, `open(path, flags)` — pipes of 4096 bytes (writes up
-//!   to that size are atomic); `open` knows only `/dev/console` and `/dev/ttyS1` (COM2,
-//!   `O_WRONLY`; `ENXIO` without one), else `ENOENT`. Descriptors are per process, shared
-//!   by its threads, inherited by `spawn`.
+//! * `pipe2(fds, flags)`, `close(fd)`, `open(path, flags, mode)` — pipes of 4096 bytes
+//!   (writes up to that size are atomic); `open` knows `/dev/console`, `/dev/ttyS1` (COM2,
+//!   `O_WRONLY`; `ENXIO` without one) and files on `/var` (below); elsewhere `EROFS` with
+//!   `O_CREAT` or write access, else `ENOENT`. Descriptors are per process, shared by its
+//!   threads, inherited by `spawn`; a process's last exit closes them.
+//! * **Files on `/var`** (the FAT16 accounting disk, [`crate::fs`]): `open` with
+//!   `O_RDONLY`/`O_WRONLY`/`O_RDWR`, `O_CREAT`, `O_EXCL`, `O_TRUNC`, `O_APPEND`, `O_DIRECTORY`
+//!   (`O_CLOEXEC` accepted; `mode` ignored: FAT has no permissions); `read`, `write` (at most
+//!   64 KiB per call; an `O_APPEND` write up to that size lands whole even with other
+//!   appenders), `lseek` (`SEEK_SET`/`CUR`/`END`; `EINVAL` bad origin or a negative
+//!   result, `ESPIPE` on a console, pipe or socket; past the end is allowed, and a write
+//!   there fills the gap with zeros; a directory only rewinds), `stat`/`fstat` ([`crate::fs::Stat`];
+//!   `fstat` also on the console and `/dev/ttyS1` (`S_IFCHR`), pipes (`S_IFIFO`) and
+//!   sockets (`S_IFSOCK`)), `mkdir`, `unlink` (a regular file nobody has open: `EBUSY`
+//!   while one is, `EISDIR` on a directory), `getdents64` (`linux_dirent64` records, `.` and
+//!   `..` left out; `EINVAL` a buffer too small for one record, `ENOTDIR`), `fsync` (`EINVAL`
+//!   on other descriptors). Names are 8.3, case-insensitive: a component longer than that,
+//!   or paths deeper than [`crate::fs::MAX_DEPTH`], are `ENAMETOOLONG`; a byte FAT refuses
+//!   (or a leading dot) is `EINVAL`; `..` above `/var` is `EINVAL`. Errors as on Linux:
+//!   `ENOENT`, `ENOTDIR`, `EISDIR` (writing a directory), `EEXIST`, `EBADF` (wrong access
+//!   mode), `EFAULT`, `EMFILE` (the process's descriptors), `ENFILE` (32 files open on the
+//!   disk at once), `ENOSPC` (a write shrinks to what fits first; the file stays whole and
+//!   readable), `EIO`, `ENODEV` (no accounting disk). The caller sleeps UNINTERRUPTIBLE while
+//!   the disk works; the bytes count in its read/write characters and calls, the sectors in
+//!   its block counts. See `docs/files.md`.
 //! * `spawn(path, path_len, argv, argc)` — start the ramdisk program `path` (`path_len`
 //!   bytes, no NUL needed; at most [`SPAWN_PATH_MAX`]) as a child process, with `argc`
 //!   arguments given as an array of [`SpawnArg`]. Returns the child's pid. `ENOENT` no such
@@ -245,7 +266,7 @@ pub struct Timeval {
 /// | `ru_stime` | ONCPU_SYS + ONCPU_TRAP (system calls and exceptions) |
 /// | `ru_maxrss` | high-water resident set size, KiB |
 /// | `ru_minflt` / `ru_majflt` | demand-zero faults / faults that waited for a disk (none yet) |
-/// | `ru_inblock` / `ru_oublock` | 512-byte sectors read / written with `blk_read` / `blk_write` |
+/// | `ru_inblock` / `ru_oublock` | 512-byte sectors read / written with `blk_read` / `blk_write`, and by the file system for the process's requests on `/var` |
 /// | `ru_nvcsw` / `ru_nivcsw` | switches away while blocking or yielding / while preempted |
 /// | `ru_ixrss`, `ru_idrss`, `ru_isrss`, `ru_nswap`, `ru_msgsnd`, `ru_msgrcv`, `ru_nsignals` | 0, as on Linux |
 #[repr(C)]

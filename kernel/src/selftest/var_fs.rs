@@ -96,17 +96,95 @@ pub fn record_file() -> Result<(), &'static str> {
         return Err("a post after the close was accepted");
     }
     println!("files: records whole and in order; size {}", expect.len());
+    fs::call(Op::Unlink { path: path(p)? }).map_err(|_| "unlink failed")?;
+    cost()
+}
+
+/// What a small append costs: 32 appends of 64 bytes through `Op::Write` (what `write()`
+/// on an `O_APPEND` descriptor asks): sectors and time per append (guest instructions
+/// under `--icount`); then 32 records posted at once to a `RecordFile`: sectors in all.
+fn cost() -> Result<(), &'static str> {
+    const N: u64 = 32;
+    let p = b"/var/TMP/COST";
+    let node = match fs::call(Op::Open { path: path(p)?, flags: O_CREAT | O_RDWR | O_TRUNC }) {
+        Ok(Done::Opened { node, .. }) => node,
+        _ => return Err("cannot create the cost file"),
+    };
+    let now = || crate::base::time::monotonic_ns().unwrap_or(0);
+    let (s0, t0) = (fs::sectors(), now());
+    for _ in 0..N {
+        fs::call(Op::Write { node, pos: None, data: alloc::vec![7u8; 64] }).map_err(|_| "append failed")?;
+    }
+    let (s1, t1) = (fs::sectors(), now());
+    fs::call(Op::Close { node }).map_err(|_| "close failed")?;
+    println!(
+        "files: cost of a 64-byte append: {} sectors read, {} written, {} ns each",
+        (s1.0 - s0.0) as f64 / N as f64,
+        (s1.1 - s0.1) as f64 / N as f64,
+        (t1 - t0) / N
+    );
+    // A burst, as many exits at once give: fsd writes the queue in one batch.
+    let rf = RecordFile::open(p, on_error).map_err(|_| "RecordFile::open failed")?;
+    let s0 = fs::sectors();
+    for _ in 0..N {
+        rf.post(&[9u8; 64]).map_err(|_| "post failed")?;
+    }
+    if !until(|| rf.counters().0 == N) {
+        return Err("the records were not written");
+    }
+    let s1 = fs::sectors();
+    rf.close_and_wait();
+    println!(
+        "files: cost of {N} 64-byte records posted at once: {} sectors read, {} written in all",
+        s1.0 - s0.0,
+        s1.1 - s0.1
+    );
+    fs::call(Op::Unlink { path: path(p)? }).map_err(|_| "unlink failed")?;
     Ok(())
+}
+
+/// Wait (up to 2 s) until `f` holds.
+fn until(f: impl Fn() -> bool) -> bool {
+    for _ in 0..200 {
+        if f() {
+            return true;
+        }
+        crate::sched::sleep_ns(10_000_000);
+    }
+    f()
 }
 
 /// The ring-3 fixture `/test/files`: every file system call's successes and errors, two
 /// appending processes, a file left open at exit, a full disk. Its file I/O must show in its
 /// accounting: characters and calls, sectors, and disk waits as UNINTERRUPTIBLE_SLEEP.
+///
+/// Around it, a record file on the full disk the fixture leaves (one fill of the disk
+/// serves both: filling 7 MiB through PIO is most of the scenario's time): 7 records are
+/// written before, 50 posted after; the 3 that fit are written whole, then
+/// `on_error(ENOSPC)`. Then the fixture's big file is removed and the space comes back.
 pub fn fixture() -> Result<(), &'static str> {
+    use tally_uapi::errno::{EIO, ENOSPC};
+    const REC: usize = 96;
     if !fs::present() {
         return Err("no accounting disk (attach a FAT16 image at index=2)");
     }
-    let r = super::ring3::run_fixture("files", &[])?;
+    let p = b"/var/TMP/REC2";
+    let _ = fs::call(Op::Mkdir { path: path(b"/var/TMP")? });
+    let _ = fs::call(Op::Unlink { path: path(p)? });
+    match fs::call(Op::Open { path: path(p)?, flags: O_CREAT | O_RDWR | O_TRUNC }) {
+        Ok(Done::Opened { node, .. }) => fs::post(Op::Close { node }),
+        _ => return Err("cannot create the record file"),
+    }
+    LAST_ERROR.store(0, Ordering::Relaxed);
+    let rf = RecordFile::open(p, on_error).map_err(|_| "RecordFile::open failed")?;
+    for i in 0..7u8 {
+        rf.post(&[i; REC]).map_err(|_| "post failed")?;
+    }
+    if !until(|| rf.counters().0 == 7) {
+        return Err("7 records were not written");
+    }
+
+    let r = super::ring3::run_fixture("files", &["keepfull"])?;
     let c = &r.totals.counters;
     let sleep = super::ring3::t(&r.totals.msa, tally_microstate::MicroState::UninterruptibleSleep);
     println!(
@@ -130,5 +208,44 @@ pub fn fixture() -> Result<(), &'static str> {
     if tally_microstate::ACCOUNTING_ENABLED && sleep == 0 {
         return Err("waiting for fsd did not show as UNINTERRUPTIBLE_SLEEP");
     }
+
+    // The disk is full now. 7 records are 672 bytes in two 512-byte clusters: room for 3
+    // more, not 50.
+    for i in 0..50u8 {
+        rf.post(&[100 + i; REC]).map_err(|_| "post failed")?;
+    }
+    if !until(|| rf.counters().2 == 1) {
+        return Err("the full disk was not reported");
+    }
+    let (records, bytes, errors) = rf.counters();
+    let size = size_of(p)?;
+    println!(
+        "files: record file on the full disk: {records} records, {bytes} bytes, {errors} error (errno {}), size {size}",
+        LAST_ERROR.load(Ordering::Relaxed)
+    );
+    if LAST_ERROR.load(Ordering::Relaxed) != ENOSPC {
+        return Err("on_error was not told ENOSPC");
+    }
+    if records != 10 || size != (10 * REC) as i64 || bytes != (10 * REC) as u64 {
+        return Err("the file does not end on the last whole record that fitted");
+    }
+    if rf.post(&[1; REC]) != Err(EIO) {
+        return Err("a post after the error was accepted");
+    }
+    rf.close_and_wait();
+    // The space comes back.
+    for f in [&p[..], &b"/var/TMP/FT/BIG"[..]] {
+        fs::call(Op::Unlink { path: path(f)? }).map_err(|_| "unlink failed")?;
+    }
+    let node = match fs::call(Op::Open { path: path(p)?, flags: O_CREAT | O_RDWR }) {
+        Ok(Done::Opened { node, .. }) => node,
+        _ => return Err("no room for a new file after the unlink"),
+    };
+    let wrote = fs::call(Op::Write { node, pos: None, data: alloc::vec![1u8; 64 * 1024] });
+    fs::call(Op::Close { node }).map_err(|_| "close failed")?;
+    if !matches!(wrote, Ok(Done::Wrote { n: 65536, .. })) {
+        return Err("the space did not come back");
+    }
+    fs::call(Op::Unlink { path: path(p)? }).map_err(|_| "unlink failed")?;
     Ok(())
 }

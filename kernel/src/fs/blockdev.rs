@@ -3,6 +3,16 @@
 //! things the crate does not do — counting free clusters before a write (so a record is
 //! never cut by a full disk) and freeing a deleted file's cluster chain.
 //!
+//! Two defects of `embedded-sdmmc` 0.10's cluster allocator are kept away here:
+//!
+//! * its search for a free cluster reads whole FAT sectors and may return an entry *past
+//!   the last cluster* (the unused tail of the last FAT sector reads as free): at mount,
+//!   [`Geometry::fence_tail`] marks those tail entries bad (0xFFF7), which no real cluster
+//!   is, and which `fsck.fat` ignores;
+//! * after taking the *last* free cluster it fails looking for the next free one, leaving
+//!   the cluster chained to the file but the write reported as failed: so one free cluster
+//!   is always kept in reserve ([`Geometry::count_free`] never counts it).
+//!
 //! Only fsd calls into this file (through the volume manager, or directly for the FAT).
 //! Every sector it moves is counted in [`sectors`], so fsd can charge each request the
 //! sectors it cost.
@@ -192,6 +202,34 @@ impl Geometry {
             .count() as u32
     }
 
+    /// Mark the FAT entries past the last cluster (the tail of the last FAT sector) bad, in
+    /// every copy, so the crate's search never hands one out. Entries already non-zero are
+    /// left as they are.
+    pub fn fence_tail(&self, dev: &AtaBlocks) -> Result<(), DiskError> {
+        let end = self.clusters + 2;
+        let sector = end / 256;
+        if sector >= self.fat_sectors || end.is_multiple_of(256) {
+            return Ok(());
+        }
+        for copy in 0..self.fats {
+            let lba = self.fat_start + copy * self.fat_sectors + sector;
+            let mut s = [0u8; 512];
+            dev.read_sector(lba, &mut s)?;
+            let mut changed = false;
+            for k in (end % 256)..256 {
+                let at = (2 * k) as usize;
+                if s[at] == 0 && s[at + 1] == 0 {
+                    s[at..at + 2].copy_from_slice(&0xFFF7u16.to_le_bytes());
+                    changed = true;
+                }
+            }
+            if changed {
+                dev.write_sector(lba, &s)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Are at least `want` clusters free? Scans the FAT from where the last scan found room,
     /// so in the common case (free space right after the data) it reads one sector; on a full
     /// disk it reads the whole first FAT.
@@ -199,11 +237,13 @@ impl Geometry {
         self.count_free(dev, want).map(|n| n >= want)
     }
 
-    /// Free clusters, counting up to `limit` (stops early).
+    /// Free clusters that may be used, counting up to `limit` (stops early): one free
+    /// cluster is always held back (see the module documentation).
     pub fn count_free(&mut self, dev: &AtaBlocks, limit: u32) -> Result<u32, DiskError> {
         if limit == 0 {
             return Ok(0);
         }
+        let limit = limit + 1;
         let n = self.used_fat_sectors();
         let mut s = [0u8; 512];
         let mut found = 0;
@@ -219,29 +259,46 @@ impl Geometry {
                 break;
             }
         }
-        Ok(found)
+        Ok(found.saturating_sub(1))
     }
 
     /// Mark every cluster of the chain starting at `first` free, in every FAT copy. For a
-    /// deleted file: `embedded-sdmmc` only marks the directory entry deleted.
+    /// deleted file: `embedded-sdmmc` only marks the directory entry deleted. Each FAT sector
+    /// is read once and written once per copy while the chain stays in it (a contiguous
+    /// file of N clusters costs about 3·N/256 sector transfers, not 3·N).
     pub fn free_chain(&mut self, dev: &AtaBlocks, first: u32) -> Result<(), DiskError> {
         let mut cluster = first;
         let mut s = [0u8; 512];
+        let mut loaded: Option<u32> = None;
         let mut steps = 0;
         while (2..self.clusters + 2).contains(&cluster) && steps <= self.clusters {
             let sector = cluster / 256;
+            if loaded != Some(sector) {
+                if let Some(old) = loaded {
+                    self.write_fat_sector(dev, old, &s)?;
+                }
+                dev.read_sector(self.fat_start + sector, &mut s)?;
+                loaded = Some(sector);
+            }
             let at = (2 * (cluster % 256)) as usize;
-            dev.read_sector(self.fat_start + sector, &mut s)?;
             let next = u32::from(u16::from_le_bytes([s[at], s[at + 1]]));
             s[at] = 0;
             s[at + 1] = 0;
-            for copy in 0..self.fats {
-                dev.write_sector(self.fat_start + copy * self.fat_sectors + sector, &s)?;
-            }
             cluster = next;
             steps += 1;
         }
+        if let Some(old) = loaded {
+            self.write_fat_sector(dev, old, &s)?;
+        }
         self.hint = self.hint.min(first / 256);
+        Ok(())
+    }
+
+    /// FAT sector `i` into every copy.
+    fn write_fat_sector(&self, dev: &AtaBlocks, i: u32, s: &[u8; 512]) -> Result<(), DiskError> {
+        for copy in 0..self.fats {
+            dev.write_sector(self.fat_start + copy * self.fat_sectors + i, s)?;
+        }
         Ok(())
     }
 }
