@@ -217,4 +217,54 @@ mod tests {
         assert_eq!(text(&rw, AcctCmd::Dump { path: "/var/csa/pacct".into() }), want);
         assert!(!want.is_empty());
     }
+
+    #[test]
+    fn csacom_selects_and_prints_a_csa_files_process_records() {
+        let comm = |s: &[u8]| {
+            let mut c = [0u8; 16];
+            c[..s.len()].copy_from_slice(s);
+            c
+        };
+        let exit = |pid, uid, name: &[u8]| tally_csa::ProcessExit {
+            pid,
+            ppid: 1,
+            uid,
+            comm: comm(name),
+            begin_unix_ns: 1_764_054_120_000_000_000,
+            elapsed_ns: 2_000_000_000,
+            utime_ns: 30_000_000,
+            ..Default::default()
+        };
+        let mut file = tally_csa::CfgRecord::default().encode().to_vec();
+        for (pid, uid, name) in [(5, 0, &b"sh"[..]), (6, 1000, b"hello"), (7, 1000, b"spin")] {
+            let mut buf = [0u8; tally_csa::process::CHAIN_MAX];
+            let n = exit(pid, uid, name).records(0x7a11_0000_0005).encode(&mut buf);
+            file.extend_from_slice(&buf[..n]);
+        }
+        let disk = Disk::fresh("unit-csacom").unwrap();
+        let rw = Image::open_rw(disk.path()).unwrap();
+        rw.write("/var/csa/pacct", &file).unwrap();
+        let cmd = |uid: Option<u32>, command: Option<&str>| AcctCmd::Csacom {
+            path: "/var/csa/pacct".into(),
+            jid: None,
+            uid,
+            command: command.map(String::from),
+            job: true,
+            pids: true,
+            separate: false,
+            io: false,
+            hiwater: false,
+            delay: false,
+            status: false,
+        };
+        let got = text(&rw, cmd(Some(1000), None));
+        let q = tally_csa::report::Selection { uid: Some(1000), ..Default::default() };
+        let c = tally_csa::report::csacom::CsacomColumns { job: true, pids: true, ..Default::default() };
+        let mut want = String::new();
+        tally_csa::report::csacom::csacom(&mut want, &file, &q, &c).unwrap();
+        assert_eq!(got, want);
+        assert!(got.contains("hello") && got.contains("spin") && !got.contains("sh "), "{got}");
+        let got = text(&rw, cmd(None, Some("sp*")));
+        assert!(got.contains("spin") && !got.contains("hello"), "{got}");
+    }
 }

@@ -156,11 +156,16 @@ pub fn template() -> Result<PathBuf, String> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    // Templates of older versions of this code are of no further use.
+    // Templates of other versions of this code are of no further use once they are an hour
+    // old (younger ones may be another checkout's, sharing this target directory, in use).
     if let Ok(entries) = std::fs::read_dir(&dir) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with("acct-template-") && name.ends_with(".img") && e.path() != path {
+            let old = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > std::time::Duration::from_secs(3600)));
+            if name.starts_with("acct-template-") && name.ends_with(".img") && e.path() != path && old {
                 let _ = std::fs::remove_file(e.path());
             }
         }
@@ -195,7 +200,10 @@ impl Disk {
     /// A fresh copy of the template in the temporary directory, named after `what` (a
     /// scenario's name) and this process, removed when dropped unless [`Disk::keep_file`].
     pub fn fresh(what: &str) -> Result<Disk, String> {
-        let path = std::env::temp_dir().join(format!("tally-{what}-{}.acct.img", std::process::id()));
+        // A number of its own for each disk of this process, should one name come twice.
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("tally-{what}-{}-{n}.acct.img", std::process::id()));
         let mut disk = Disk::fresh_at(&path)?;
         disk.temporary = true;
         Ok(disk)

@@ -256,7 +256,12 @@ pub fn verify(file: &Path) -> Result<String, String> {
     Ok(format!("{gnu_dump}{gnu_lastcomm}{gnu_sa}"))
 }
 
-pub fn compare(what: &str, gnu: &str, tally: &str) -> Result<(), String> {
+fn compare(what: &str, gnu: &str, tally: &str) -> Result<(), String> {
+    compare_as(what, ("GNU", gnu), ("tally-pacct", tally))
+}
+
+/// `Err` naming the first line where the texts `a` and `b` differ, each shown under its label.
+pub fn compare_as(what: &str, (a_name, gnu): (&str, &str), (b_name, tally): (&str, &str)) -> Result<(), String> {
     if gnu == tally {
         return Ok(());
     }
@@ -270,7 +275,12 @@ pub fn compare(what: &str, gnu: &str, tally: &str) -> Result<(), String> {
             (a, b) => break (a.unwrap_or("(end)"), b.unwrap_or("(end)")),
         }
     };
-    Err(format!("{what}: GNU and tally-pacct differ at line {n}:\n  GNU:   {g:?}\n  Tally: {t:?}"))
+    let w = a_name.len().max(b_name.len()) + 1;
+    Err(format!(
+        "{what}: {a_name} and {b_name} differ at line {n}:\n  {:w$} {g:?}\n  {:w$} {t:?}",
+        format!("{a_name}:"),
+        format!("{b_name}:")
+    ))
 }
 
 #[cfg(test)]
@@ -351,7 +361,12 @@ mod tests {
         let e = compare("sa", "a\nb\nc\n", "a\nB\nc\n").unwrap_err();
         assert!(e.contains("line 2") && e.contains("\"b\"") && e.contains("\"B\""), "{e}");
         let e = compare("sa", "a\n", "a\nextra\n").unwrap_err();
-        assert!(e.contains("line 2") && e.contains("GNU:   \"(end)\"") && e.contains("\"extra\""), "{e}");
+        assert!(
+            e.contains("line 2")
+                && e.contains("  GNU:         \"(end)\"\n  tally-pacct: \"extra\"")
+                && e.contains("\"extra\""),
+            "{e}"
+        );
     }
 
     #[test]

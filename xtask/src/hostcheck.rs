@@ -10,7 +10,8 @@
 //! **`same_as`** names a line the console showed — the shell's echo of a command, e.g.
 //! `"$ dump-acct /var/account/pacct"` — and the check takes the lines after it, up to the
 //! next line that starts with the shell's prompt `$ ` (the shell prints one before it reads
-//! again, even at the end of its input), as what Tally printed. GNU's output must be the
+//! again, even at the end of its input), as what Tally printed — leaving out the kernel's
+//! own log lines (`[    0.465057] INFO  …`), which may land anywhere. GNU's output must be the
 //! same lines. User and terminal names are the one thing that may differ without either
 //! side being wrong: GNU's `lastcomm` and `dump-acct` look them up on this host
 //! (`/etc/passwd`, `/dev`), Tally's tools in Tally's own table (`TallyNames`: only
@@ -152,7 +153,7 @@ impl HostCheck {
         console: &str,
         host: &dyn Names,
     ) -> Result<(), String> {
-        let direct = gnuacct::compare(&format!("GNU {} vs Tally's console", tool.name()), gnu, console);
+        let direct = gnuacct::compare_as(tool.name(), ("GNU", gnu), ("Tally's console", console));
         if direct.is_ok() {
             return direct;
         }
@@ -164,8 +165,10 @@ impl HostCheck {
         if with_tally == with_host {
             return direct; // names are not the difference
         }
-        gnuacct::compare("Tally's console vs tally-pacct with Tally's names", &with_tally, console)
-            .and_then(|()| gnuacct::compare("GNU vs tally-pacct with this host's names", gnu, &with_host))
+        gnuacct::compare_as(tool.name(), ("tally-pacct with Tally's names", &with_tally), ("Tally's console", console))
+            .and_then(|()| {
+                gnuacct::compare_as(tool.name(), ("GNU", gnu), ("tally-pacct with this host's names", &with_host))
+            })
             .map_err(|e| format!("{e}\n(the direct comparison: {})", direct.unwrap_err()))
     }
 
@@ -195,9 +198,23 @@ impl HostCheck {
     }
 }
 
+/// Whether `line` is a kernel log message (`[    0.465057] INFO  fs: …`): the kernel logs
+/// on the same console whenever it likes, so its lines may land in the middle of a
+/// program's output, and are no part of it.
+fn is_kernel_log(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix('[') else { return false };
+    let Some((stamp, _)) = rest.split_once("] ") else { return false };
+    let stamp = stamp.trim_start();
+    let Some((secs, frac)) = stamp.split_once('.') else { return false };
+    !secs.is_empty()
+        && secs.bytes().all(|b| b.is_ascii_digit())
+        && frac.len() == 6
+        && frac.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// The lines the console showed after the first line that is exactly `line`, up to the next
 /// line starting with the shell's prompt, each ending in `\n` (the console's CR LF read as
-/// `\n`).
+/// `\n`), without the kernel's log lines.
 pub fn console_output(serial: &str, line: &str) -> Result<String, String> {
     let serial = serial.replace("\r\n", "\n");
     let mut lines = serial.split('\n');
@@ -208,6 +225,9 @@ pub fn console_output(serial: &str, line: &str) -> Result<String, String> {
     for l in lines {
         if l.starts_with(PROMPT) {
             return Ok(out);
+        }
+        if is_kernel_log(l) {
+            continue;
         }
         out.push_str(l);
         out.push('\n');
@@ -275,6 +295,12 @@ mod tests {
         assert_eq!(console_output(serial, "$ next").unwrap(), "z\n");
         assert!(console_output(serial, "$ dump-acct").is_err(), "whole lines only");
         assert!(console_output("$ a\r\nout\r\n", "$ a").unwrap_err().contains("not ended"));
+        let serial = "$ a\r\nx\r\n[    0.465057] INFO  fs: /var is ata2\r\n[8] killed by SIGFPE (8)\r\ny\r\n$ ";
+        assert_eq!(
+            console_output(serial, "$ a").unwrap(),
+            "x\n[8] killed by SIGFPE (8)\ny\n",
+            "kernel log lines left out"
+        );
     }
 
     #[test]

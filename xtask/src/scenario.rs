@@ -59,7 +59,8 @@
 //! on the file (`gnuacct.rs`: fetched with `apt-get download`, never installed; run with
 //! `TZ=UTC`): anything on its standard error fails. With `same_as`, the console's lines after
 //! the first line that is exactly `same_as` (the shell's echo of the command), up to the next
-//! line that starts with the prompt `$ `, must be the tool's output, line for line; user and
+//! line that starts with the prompt `$ `, leaving out the kernel's log lines
+//! (`[    0.465057] INFO  …`), must be the tool's output, line for line; user and
 //! terminal names, which GNU takes from this host, are reconciled through `tally-pacct`
 //! (`hostcheck.rs` says how). `patterns` are found in the tool's output as `serial` in the
 //! console. A scenario that fails keeps its disk and names it, for `cargo xtask acct`.

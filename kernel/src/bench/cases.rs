@@ -10,6 +10,7 @@ pub const ALL: &[(&str, Bench)] = &[
     ("context_switch", super::context_switch::context_switch),
     ("taskstats", super::bus_records::taskstats),
     ("user", super::ubench::user),
+    ("acct", super::acct_records::acct_records),
 ];
 
 /// The cost of the clock every accounting timestamp uses.

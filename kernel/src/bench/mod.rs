@@ -7,6 +7,7 @@
 //!
 //! What the numbers are: `README.md`, "Measured", and `docs/microstate-accounting.md`.
 
+mod acct_records;
 mod bus_records;
 mod cases;
 mod context_switch;

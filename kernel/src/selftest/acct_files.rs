@@ -11,9 +11,11 @@
 //!   holds BOOT, ON, the SOJ, the records above the threshold, the EOJ and OFF, in that
 //!   order; the ja file every record of the job and its EOJ, whose times are the sums of
 //!   the job's base records.
-//! * [`csa_erroff`] (`tests/csa_erroff.toml`): the disk fills up under the system file;
-//!   the write error turns the ON kinds ERROFF and closes the file, which stays whole, and a
-//!   ja file on the same full disk fails on its own.
+//! * [`disk_full`] (`tests/acct_disk_full.toml`), driven from the kernel (pid 1 makes the
+//!   calls): the disk fills up under both accountings. Process accounting turns itself off
+//!   with a warning and counts what it lost; CSA's system file goes ERROFF and is closed;
+//!   both files stay whole. Once there is room again, a ja file works while the system file
+//!   stays ERROFF, until a new AC_START.
 
 use alloc::vec::Vec;
 use tally_csa::parse::Record;
@@ -274,5 +276,140 @@ pub fn csa() -> Result<(), &'static str> {
         ja_procs.len(),
         ja_procs.len()
     );
+    Ok(())
+}
+
+/// Fill `/var` with a file until it is full (ENOSPC): 64 KiB writes, then 4 KiB, then 512 bytes.
+fn fill_disk(p: &[u8]) -> Result<u64, &'static str> {
+    let node = match fs::call(Op::Open { path: path(p)?, flags: O_CREAT | O_RDWR | O_TRUNC }) {
+        Ok(Done::Opened { node, .. }) => node,
+        _ => return Err("cannot create the filler"),
+    };
+    let mut total = 0u64;
+    for chunk in [65536usize, 4096, 512] {
+        loop {
+            match fs::call(Op::Write { node, pos: None, data: alloc::vec![0x55; chunk] }) {
+                Ok(Done::Wrote { n, .. }) if n > 0 => total += n,
+                Err(tally_uapi::errno::ENOSPC) | Ok(_) => break,
+                Err(_) => return Err("the filler's write failed with something other than ENOSPC"),
+            }
+        }
+    }
+    fs::call(Op::Close { node }).map_err(|_| "close failed")?;
+    Ok(total)
+}
+
+/// Run `/bin/hello` as a child of the current task and wait for it.
+fn hello() -> Result<(), &'static str> {
+    let pid = crate::proc::spawn_program("/bin/hello", &[b"hello", b"full"]).map_err(|_| "cannot spawn hello")?;
+    crate::proc::wait(Some(pid)).map_err(|_| "wait failed")?;
+    Ok(())
+}
+
+/// `csa_ctl` from the kernel as root (the calling task is the caller).
+fn ctl(request: u32, entries: &[(u32, i64)], path: &[u8]) -> Result<(), i32> {
+    use tally_uapi::csa::{ActCtl, ActStat, ACS_ON};
+    let mut c = ActCtl { ac_sttnum: entries.len() as i32, ..ActCtl::default() };
+    for (s, &(ind, param)) in c.ac_stat.iter_mut().zip(entries) {
+        *s = ActStat { ac_ind: ind, ac_state: ACS_ON, ac_param: param };
+    }
+    c.set_path(path);
+    let mut arg = tally_csa::control::CtlArg::Ctl(c);
+    let caller = tally_csa::control::Caller { pid: crate::proc::current_pid() as u32, privileged: true };
+    acct::csa::control(request, &caller, &mut arg)
+}
+
+fn csa_state() -> u32 {
+    use tally_uapi::csa::{ActStat, ACCT_KERN_CSA, AC_CHECK};
+    let mut arg = tally_csa::control::CtlArg::Stat(ActStat { ac_ind: ACCT_KERN_CSA, ..ActStat::default() });
+    let caller = tally_csa::control::Caller { pid: crate::proc::current_pid() as u32, privileged: true };
+    match (acct::csa::control(AC_CHECK, &caller, &mut arg), arg) {
+        (Ok(()), tally_csa::control::CtlArg::Stat(s)) => s.ac_state,
+        _ => u32::MAX,
+    }
+}
+
+/// A full disk under process accounting and CSA (see the module documentation).
+pub fn disk_full() -> Result<(), &'static str> {
+    use tally_uapi::csa::{
+        ACCT_KERN_CSA, ACCT_RCD_DELAY, ACCT_RCD_IO, ACCT_RCD_MEM, ACS_ERROFF, ACS_ON, AC_HALT, AC_JASTART, AC_JASTOP,
+        AC_START,
+    };
+    const PACCT: &[u8] = b"/var/TMP/PACCT";
+    const SYSTEM: &[u8] = b"/var/TMP/CSA";
+    const JA: &[u8] = b"/var/TMP/JA";
+    const FILL: &[u8] = b"/var/TMP/FILL";
+    for f in [PACCT, SYSTEM, JA] {
+        create(f)?;
+    }
+    acct::pacct::set_file(Some(PACCT)).map_err(|_| "acct could not open its file")?;
+    let on = [(ACCT_KERN_CSA, 0), (ACCT_RCD_MEM, 0), (ACCT_RCD_IO, 0), (ACCT_RCD_DELAY, 0)];
+    ctl(AC_START, &on, SYSTEM).map_err(|_| "AC_START failed")?;
+    // A first record, so that the file has its first cluster: 7 more fit in it.
+    hello()?;
+    let filled = fill_disk(FILL)?;
+    println!("disk_full: /var is full after {filled} more bytes");
+    // The system file has BOOT and ON (432 bytes) in its first 512-byte cluster: the SOJ
+    // (40) still fits there, the first process chain (376) does not.
+    acct::csa::job_create(u32::MAX).map_err(|_| "job_create failed")?;
+    let before = acct::pacct::counters();
+    for _ in 0..10 {
+        hello()?;
+    }
+    let mut waited = 0;
+    while (acct::pacct::counters().on || csa_state() != ACS_ERROFF) && waited < 3000 {
+        sched::sleep_ns(1_000_000);
+        waited += 1;
+    }
+    let after = acct::pacct::counters();
+    println!(
+        "disk_full: acct on {}, records +{}, dropped +{}, errors +{}; csa state {} (2 ON, 1 ERROFF)",
+        after.on,
+        after.records - before.records,
+        after.dropped - before.dropped,
+        after.errors - before.errors,
+        csa_state()
+    );
+    if after.on || after.errors != before.errors + 1 || after.dropped == before.dropped {
+        return Err("process accounting did not turn itself off, or counted nothing lost");
+    }
+    if csa_state() != ACS_ERROFF {
+        return Err("the system file's write error did not turn CSA ERROFF");
+    }
+    let pacct = read_all(PACCT)?;
+    let whole = pacct.len() % 64 == 0 && tally_pacct::records(&pacct).all(|r| r.is_ok());
+    let sys = read_all(SYSTEM)?;
+    let sys_recs = csa_records(&sys)?.len();
+    println!(
+        "disk_full: PACCT {} bytes, whole: {whole}; CSA {} bytes, {sys_recs} whole records",
+        pacct.len(),
+        sys.len()
+    );
+    if !whole || pacct.is_empty() {
+        return Err("the process accounting file is not whole records");
+    }
+    // Room again: a ja file works; the system file stays closed and ERROFF.
+    fs::call(Op::Unlink { path: path(FILL)? }).map_err(|_| "cannot remove the filler")?;
+    ctl(AC_JASTART, &[], JA).map_err(|_| "AC_JASTART failed")?;
+    hello()?;
+    ctl(AC_JASTOP, &[], b"").map_err(|_| "AC_JASTOP failed")?;
+    let ja = read_all(JA)?;
+    let ja_recs = csa_records(&ja)?;
+    show("ja", &ja_recs);
+    let procs = ja_recs.iter().filter(|r| matches!(r, Record::Process(p) if comm(&p.base.comm) == "hello")).count();
+    if procs != 1 || read_all(SYSTEM)?.len() != sys.len() || csa_state() != ACS_ERROFF {
+        return Err("after the error, the ja file did not work on its own, or the system file changed");
+    }
+    let c = acct::csa::counters();
+    println!(
+        "disk_full: kstat csa:0:pacct errors {}, open {}; csa:0:ja records {}",
+        c.system.errors, c.system_open, c.ja.records
+    );
+    ctl(AC_START, &on, SYSTEM).map_err(|_| "a new AC_START failed")?;
+    if csa_state() != ACS_ON {
+        return Err("a new AC_START did not bring CSA back ON");
+    }
+    ctl(AC_HALT, &[], b"").map_err(|_| "AC_HALT failed")?;
+    println!("disk_full: off with a warning, files whole, ja on its own, ON again after AC_START");
     Ok(())
 }

@@ -56,6 +56,10 @@
 //!   sleeps;
 //! * `blk_abi` (–): `blk_read`/`blk_write`: errors, a pattern written and read back, a
 //!   40-sector read.
+//! * `acct_abi` (–): `acct(2)`'s errors, three children under accounting, EPERM as uid 1000;
+//! * `csa_abi` (none, or `job`): SGI CSA's calls — errors, a job of four processes with a ja
+//!   file and a time threshold, EPERM as uid 1000;
+//! * `exiter` (–): exits with 0 at once, silently (the `acct_exit` benchmark's process).
 //!
 //! `threads` modes: [`THREADS_REPORT`] (three workers, then `msa(MSA_SELF)` and
 //! `msa(MSA_THREAD)` into the area; exit 0), [`THREADS_EXIT_GROUP`] (`exit_group`
