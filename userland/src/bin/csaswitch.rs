@@ -17,10 +17,10 @@
 //!
 //! * `on` without `-n` turns on `csa` and all three record kinds — what CSA's start-up
 //!   script turns on with its distributed configuration. The system file is FILE (`-m`), or
-//!   the one already open, or `/var/csa/pacct` (its directory and the file are made if
-//!   missing, as `accton` makes its file: the kernel opens only existing files). A new FILE
-//!   while another is open switches files (the kernel closes the old one with a FILE
-//!   configuration record).
+//!   the kernel's current one (open, or the last one used), or `/var/csa/pacct` (its
+//!   directory is made if missing); the file is created if missing, as `accton` makes its
+//!   file (the kernel opens only existing files). A new FILE while another is open switches
+//!   files (the kernel ends the old one with a FILE configuration record).
 //! * `off` without `-n` turns off every kind, record kind and threshold; the kernel closes
 //!   the file when no kind needs it.
 //! * `check` and `status` print as `tally_csa::report::switch` describes (times UTC).
@@ -146,22 +146,24 @@ fn on(mut entries: Vec<ActStat>, file: Option<&str>) -> Result<(), Errno> {
             .collect();
     }
     let mut c = actctl(&entries);
-    // The file: the one asked for; else the one open; else the default.
-    let open_now = sys::csa_status(csa::AC_KDSTAT)?.path().is_some_and(|p| !p.is_empty());
-    let path = match file {
-        Some(f) => Some(f),
-        None if open_now => None,
-        None => {
+    // The file: the one asked for; else the kernel's current one (open, or the last one
+    // used: the kernel keeps its path, and the same path does not switch files); else the
+    // default, whose directory is made if missing.
+    let kd = sys::csa_status(csa::AC_KDSTAT)?;
+    let current = kd.path().and_then(|p| core::str::from_utf8(p).ok()).filter(|p| !p.is_empty());
+    let path = match (file, current) {
+        (Some(f), _) => f,
+        (None, Some(p)) => p,
+        (None, None) => {
+            sys::csa_ctl_noarg(csa::AC_AUTH)?;
             make_parent_dir(CSA_PACCT)?;
-            Some(CSA_PACCT)
+            CSA_PACCT
         }
     };
-    if let Some(p) = path {
-        // Only root may start accounting: ask before creating anything.
-        sys::csa_ctl_noarg(csa::AC_AUTH)?;
-        File::open(p, O_WRONLY | O_CREAT | O_APPEND, 0o644)?.close()?;
-        c.set_path(p.as_bytes());
-    }
+    // Only root may start accounting: ask before creating anything.
+    sys::csa_ctl_noarg(csa::AC_AUTH)?;
+    File::open(path, O_WRONLY | O_CREAT | O_APPEND, 0o644)?.close()?;
+    c.set_path(path.as_bytes());
     sys::csa_ctl_actctl(csa::AC_START, &mut c).map(|_| ())
 }
 

@@ -67,8 +67,9 @@
 //! zone; Linux prints local time), "N/A" when no delay of that kind happened.
 //!
 //! `-w FILE` writes every datagram received, byte for byte, to FILE (Linux writes only the
-//! STATS payloads); on Tally FILE is `/dev/ttyS1`, the second serial port, which
-//! `cargo xtask run` attaches to a host file, and `cargo xtask decode FILE` prints it.
+//! STATS payloads), opened as Linux's getdelays does (`O_WRONLY | O_CREAT | O_TRUNC`): on
+//! Tally either `/dev/ttyS1`, the second serial port, which `cargo xtask run` attaches to a
+//! host file, and `cargo xtask decode FILE` prints, or a file on `/var`.
 //! `-v` prints each message's headers.
 #![no_std]
 #![no_main]

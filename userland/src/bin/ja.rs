@@ -84,18 +84,24 @@ fn main() -> i32 {
     o.summary |= o.extended || o.counts;
     let report = o.command || o.summary;
 
-    let jid = match sys::job_getjid(0) {
-        Ok(j) => j,
-        Err(e) => {
-            eprintln!("ja: this process is in no job ({}): start one with newjob", e.strerror());
-            return 1;
+    // The job matters to start, to stop and for the default file; a report on a named
+    // file can be made from anywhere.
+    let jid = if report && !stop && file.is_some() {
+        None
+    } else {
+        match sys::job_getjid(0) {
+            Ok(j) => Some(j),
+            Err(e) => {
+                eprintln!("ja: this process is in no job ({}): start one with newjob", e.strerror());
+                return 1;
+            }
         }
     };
     let default_path;
-    let path: &str = match file {
-        Some(f) => f,
-        None => {
-            default_path = format!("{JA_DIR}/ja{}", (jid & 0xffff_ffff) % 1_000_000);
+    let path: &str = match (file, jid) {
+        (Some(f), _) => f,
+        (None, j) => {
+            default_path = format!("{JA_DIR}/ja{}", (j.unwrap_or(0) & 0xffff_ffff) % 1_000_000);
             &default_path
         }
     };
