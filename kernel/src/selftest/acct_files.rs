@@ -8,8 +8,8 @@
 //!   status, flags, terminal and names; uid 1000 is refused.
 //! * [`csa`] (`tests/csa_abi.toml`): `/test/csa_abi` — the calls' errors; a job of four
 //!   processes (one of four threads) with a ja file and a time threshold; the system file
-//!   holds BOOT, ON, the SOJ, the records above the threshold, the EOJ and OFF, in that
-//!   order; the ja file every record of the job and its EOJ, whose times are the sums of
+//!   holds BOOT, ON, ON, a daemon's record (`AC_WRACCT`), the SOJ, the records above the
+//!   threshold, the EOJ and OFF, in that order; the ja file every record of the job and its EOJ, whose times are the sums of
 //!   the job's base records.
 //! * [`disk_full`] (`tests/acct_disk_full.toml`), driven from the kernel (pid 1 makes the
 //!   calls): the disk fills up under both accountings. Process accounting turns itself off
@@ -237,10 +237,16 @@ pub fn csa() -> Result<(), &'static str> {
     // The system file: BOOT, ON, SOJ, records above the 20 ms threshold, EOJ, OFF.
     let events: Vec<u8> =
         sys.iter().filter_map(|r| if let Record::Cfg(c) = r { Some(c.event) } else { None }).collect();
-    if events != [AC_CONFCHG_BOOT, AC_CONFCHG_ON, AC_CONFCHG_OFF] || !matches!(sys.last(), Some(Record::Cfg(_))) {
-        return Err("the system file's configuration records are not BOOT, ON ... OFF");
+    if events != [AC_CONFCHG_BOOT, AC_CONFCHG_ON, AC_CONFCHG_ON, AC_CONFCHG_OFF]
+        || !matches!(sys.last(), Some(Record::Cfg(_)))
+    {
+        return Err("the system file's configuration records are not BOOT, ON, ON (wkmg) ... OFF");
     }
     let at = |f: &dyn Fn(&Record<'_>) -> bool| sys.iter().position(f);
+    let daemon = at(&|r| matches!(r, Record::Other { header, bytes } if header.ah_type == 0o40 && bytes.len() == 32));
+    if daemon.is_none() {
+        return Err("the daemon record (AC_WRACCT) is not in the system file");
+    }
     let soj = at(&|r| matches!(r, Record::Soj(s) if s.jid == eoj.jid && s.uid == 1000)).ok_or("no SOJ")?;
     let end = at(&|r| matches!(r, Record::Eoj(e) if e.jid == eoj.jid)).ok_or("no EOJ in the system file")?;
     let first = at(&|r| matches!(r, Record::Process(p) if p.base.jid == eoj.jid)).ok_or("no process record")?;

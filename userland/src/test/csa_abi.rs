@@ -8,7 +8,9 @@
 //! (5), with a missing file ENOENT (6), with a directory EACCES (7); KDSTAT into nothing or
 //! into read-only code is EFAULT (8, 9); AC_START switches csa, mem, io, delay and the time
 //! threshold (20 ms) on with the system file (10: every entry written back ON), KDSTAT shows
-//! the file (11), CHECK the threshold (12); AC_JASTART in no job is ENODATA (13). Then it
+//! the file (11), CHECK the threshold (12); AC_JASTART in no job is ENODATA (13); the wkmg
+//! kind goes ON (23), a daemon record of 32 bytes is written (24), 31 of them are EINVAL
+//! (25). Then it
 //! runs `csa_abi job` (14, below), halts CSA (15: OFF after, 16), becomes uid 1000 (17) and
 //! finds START, HALT, AUTH and `job_create` EPERM (18-21) while CHECK still answers (22).
 //!
@@ -95,6 +97,15 @@ fn main() -> i32 {
     check(kd.is_ok_and(|k| k.path() == Some(SYSTEM_FILE) && k.ac_stat[0].ac_state == ACS_ON), 11);
     check(sys::csa_check(ACCT_THD_TIME).is_ok_and(|s| s.ac_state == ACS_ON && s.ac_param == THRESHOLD_US), 12);
     expect_err(sys::csa_ctl_actctl(AC_JASTART, &mut actctl(&[], JA_FILE)), ENODATA, 13);
+    // A workload manager's record (type 040, 32 bytes) once its kind is ON; a buffer that is
+    // not whole records is refused.
+    expect_ok(start(&[(ACCT_DMD_WKMG, 0)], b""), 0, 23);
+    let mut wra = ActWra { ac_did: ACCT_DMD_WKMG as i32, ac_len: 32, ac_jid: 0, ..ActWra::default() };
+    wra.ac_buf[..8].copy_from_slice(&[0x4a, 0x31, 0, 0, 0o40, 0, 32, 0]);
+    wra.ac_buf[8..32].copy_from_slice(b"tally workload mgr rec!!");
+    expect_ok(sys::csa_wracct(&wra), 0, 24);
+    wra.ac_len = 31;
+    expect_err(sys::csa_wracct(&wra), EINVAL, 25);
     let s = run("/test/csa_abi", &["csa_abi", "job"], 14);
     check(exited(s) && exit_code(s) == 0, 14);
     expect_ok(sys::csa_ctl_noarg(AC_HALT), 0, 15);
