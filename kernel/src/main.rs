@@ -89,8 +89,9 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     // The owner of the accounting disk's file system (`/var`): a kernel daemon outside the
     // process tree (a child of init would keep init's final `wait4(-1)` waiting forever).
     if fs::wanted() {
-        if let Err(e) = proc::spawn_daemon("fsd", sched::SchedParams::Normal(0), fs::fsd_main, 0) {
-            log::warn!("fs: cannot start fsd: errno {e}");
+        match proc::spawn_daemon("fsd", sched::SchedParams::Normal(0), fs::fsd_main, 0) {
+            Ok(pid) => fs::set_fsd_pid(pid),
+            Err(e) => log::warn!("fs: cannot start fsd: errno {e}"),
         }
     }
     let ready_us = base::time::clock().ticks_to_ns(hal::tsc::read() - entry_tsc) / 1000;

@@ -35,7 +35,7 @@ mod server;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 
 use spin::Mutex;
 use tally_runqueue::SleepKind;
@@ -183,6 +183,18 @@ static WORK: WaitQueue = WaitQueue::new();
 fn kick() {
     KICK.store(true, Ordering::Release);
     WORK.wake_all();
+}
+
+static FSD_PID: AtomicI32 = AtomicI32::new(0);
+
+/// `main.rs` tells which pid fsd got (for its clocks, in tests and docs).
+pub fn set_fsd_pid(pid: i32) {
+    FSD_PID.store(pid, Ordering::Relaxed);
+}
+
+/// fsd's pid (0 if it was not started).
+pub fn fsd_pid() -> i32 {
+    FSD_PID.load(Ordering::Relaxed)
 }
 
 /// Sectors read and written on the accounting disk since boot (all of them by fsd).
