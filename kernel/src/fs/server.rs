@@ -267,18 +267,16 @@ impl Server {
                 let truncate = trunc && write;
                 if let Some(&id) = self.by_key.get(&key) {
                     if truncate {
-                        self.truncate_open(path, id)?;
+                        self.truncate_open(path, id, &e)?;
                     }
                     self.nodes.get_mut(&id).ok_or(EIO)?.refs += 1;
                     return Ok(Done::Opened { node: id, dir: false });
                 }
-                let mode = if truncate {
-                    Mode::ReadWriteTruncate
-                } else if e.attributes.is_read_only() {
-                    Mode::ReadOnly
-                } else {
-                    Mode::ReadWriteAppend
-                };
+                if truncate {
+                    let (raw, ino, mtime) = self.recreate(path, &e)?;
+                    return Ok(Done::Opened { node: self.new_node(key, Some(raw), ino, mtime), dir: false });
+                }
+                let mode = if e.attributes.is_read_only() { Mode::ReadOnly } else { Mode::ReadWriteAppend };
                 let raw = self.open_raw(path, mode)?;
                 let id = self.new_node(key, Some(raw), ino_of(&e), blockdev::unix_of(&e.mtime));
                 Ok(Done::Opened { node: id, dir: false })
@@ -303,9 +301,14 @@ impl Server {
         }
     }
 
+    /// Nodes counted against [`MAX_OPEN_FILES`].
+    fn open_files(&self) -> usize {
+        self.nodes.len()
+    }
+
     fn open_raw(&self, path: &VarPath, mode: Mode) -> Result<RawFile, i32> {
         let last = path.last().ok_or(EISDIR)?;
-        if self.nodes.len() >= MAX_OPEN_FILES {
+        if self.open_files() >= MAX_OPEN_FILES {
             return Err(ENFILE);
         }
         let dir = self.walk(path.parent())?;
@@ -314,22 +317,66 @@ impl Server {
         ok(raw)
     }
 
-    /// `O_TRUNC` on a file others have open: close the shared file, reopen it truncated.
-    fn truncate_open(&mut self, path: &VarPath, id: u64) -> Result<(), i32> {
+    /// `O_TRUNC` on a file others have open: close the shared file, truncate it, reopen it.
+    fn truncate_open(&mut self, path: &VarPath, id: u64, e: &DirEntry) -> Result<(), i32> {
         let old = self.file(id)?;
         ok(self.vm.close_file(old))?;
-        let raw = self.open_raw(path, Mode::ReadWriteTruncate);
-        // Reopen without truncating if that failed, so the node stays usable.
-        let raw = match raw {
+        self.nodes.get_mut(&id).ok_or(EIO)?.raw = None;
+        let (raw, ino, mtime) = match self.recreate(path, e) {
             Ok(r) => r,
             Err(e) => {
+                // Reopen as it is, so the node stays usable.
                 let back = self.open_raw(path, Mode::ReadWriteAppend)?;
                 self.nodes.get_mut(&id).ok_or(EIO)?.raw = Some(back);
                 return Err(e);
             }
         };
-        self.nodes.get_mut(&id).ok_or(EIO)?.raw = Some(raw);
+        let n = self.nodes.get_mut(&id).ok_or(EIO)?;
+        (n.raw, n.ino, n.mtime) = (Some(raw), ino, mtime);
         Ok(())
+    }
+
+    /// The first cluster of the file whose entry is `e`, from the entry on disk (the crate
+    /// keeps `ClusterId`'s number to itself): FAT16 keeps it at byte 26 of the 32-byte entry.
+    fn first_cluster(&self, e: &DirEntry) -> Result<u32, i32> {
+        let mut sector = [0u8; 512];
+        self.dev.read_sector(e.entry_block.0, &mut sector).map_err(|_| EIO)?;
+        let at = (e.entry_offset % 512) as usize;
+        Ok(u32::from(u16::from_le_bytes([sector[at + 26], sector[at + 27]])))
+    }
+
+    /// Truncate the (closed) file `path` whose entry is `e` to nothing, and open it. Not the
+    /// crate's `ReadWriteTruncate`: that keeps the first cluster in a file of size 0, which
+    /// `fsck.fat` reports ("File size is 0 bytes, cluster chain length is > 0 bytes"). Instead
+    /// the entry is deleted, its whole chain freed (as `unlink` does) and an empty entry —
+    /// cluster 0, size 0 — created in its place; every write to a directory sector goes
+    /// through the crate, so its block cache stays right. The entry may land in an earlier
+    /// free slot: the inode number and modification time are returned anew.
+    fn recreate(&mut self, path: &VarPath, e: &DirEntry) -> Result<(RawFile, u64, i64), i32> {
+        let last = path.last().ok_or(EISDIR)?;
+        let first = self.first_cluster(e)?;
+        if first == 0 {
+            // Nothing to free: already empty.
+            let raw = self.open_raw(path, Mode::ReadWriteAppend)?;
+            return Ok((raw, ino_of(e), blockdev::unix_of(&e.mtime)));
+        }
+        // Check the table has room before the name goes away.
+        if self.open_files() >= MAX_OPEN_FILES {
+            return Err(ENFILE);
+        }
+        let dir = self.walk(path.parent())?;
+        let deleted = ok(self.vm.delete_entry_in_dir(dir, last.as_str()));
+        let _ = self.vm.close_dir(dir);
+        deleted?;
+        let freed = self.geo.free_chain(&self.dev, first);
+        self.evict_cache();
+        freed.map_err(|_| EIO)?;
+        let raw = self.open_raw(path, Mode::ReadWriteCreate)?;
+        let (ino, mtime) = match self.lookup(path) {
+            Ok(Some(e)) => (ino_of(&e), blockdev::unix_of(&e.mtime)),
+            _ => (0, blockdev::unix_now() as i64),
+        };
+        Ok((raw, ino, mtime))
     }
 
     fn read(&mut self, node: u64, pos: u64, len: usize) -> Result<Vec<u8>, i32> {
@@ -445,12 +492,7 @@ impl Server {
         if self.by_key.contains_key(&key_of(path)) {
             return Err(EBUSY);
         }
-        // The first cluster, from the entry on disk (the crate keeps `ClusterId`'s number to
-        // itself): FAT16 keeps it at byte 26 of the 32-byte entry.
-        let mut sector = [0u8; 512];
-        self.dev.read_sector(e.entry_block.0, &mut sector).map_err(|_| EIO)?;
-        let at = (e.entry_offset % 512) as usize;
-        let first = u32::from(u16::from_le_bytes([sector[at + 26], sector[at + 27]]));
+        let first = self.first_cluster(&e)?;
         let last = path.last().ok_or(EISDIR)?;
         let dir = self.walk(path.parent())?;
         let deleted = ok(self.vm.delete_entry_in_dir(dir, last.as_str()));

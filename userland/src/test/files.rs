@@ -118,6 +118,8 @@ const A: &[u8] = b"/var/TMP/FT/A.TXT";
 const LOG: &[u8] = b"/var/TMP/FT/LOG";
 const LEFT: &[u8] = b"/var/TMP/FT/LEFT";
 const BIG: &[u8] = b"/var/TMP/FT/BIG";
+const T0: &[u8] = b"/var/TMP/FT/T0";
+const T1: &[u8] = b"/var/TMP/FT/T1";
 const RECORD: usize = 64;
 const RECORDS: usize = 50;
 
@@ -151,7 +153,7 @@ fn setup() {
         Ok(_) | Err(Errno(EEXIST)) => {}
         Err(_) => fail(1),
     }
-    for f in [A, LOG, LEFT, BIG, b"/var/TMP/FT/B"] {
+    for f in [A, LOG, LEFT, BIG, T0, T1, b"/var/TMP/FT/B"] {
         let _ = unlink(f);
     }
     for i in 0..40 {
@@ -287,6 +289,28 @@ fn unlink_and_trunc() {
     expect_ok(unlink(b"/var/TMP/FT/B"), 0, 113);
     expect_err(stat(b"/var/TMP/FT/B").map(|_| 0), ENOENT, 114);
     expect_err(unlink(b"/bin/sh"), EROFS, 115);
+    // O_TRUNC and no write: the files stay on the disk, which `fsck.fat -n` checks after
+    // the scenario (a truncated file must not keep a cluster). T0 is closed when truncated,
+    // T1 is open on another descriptor.
+    for (t, shared) in [(T0, false), (T1, true)] {
+        let fd = positive_or_zero(open(t, O_CREAT | O_RDWR), 116);
+        expect_ok(write(fd, &[3u8; 1500]), 1500, 117);
+        if !shared {
+            expect_ok(close(fd), 0, 118);
+        }
+        let tr = positive_or_zero(open(t, O_WRONLY | O_TRUNC), 119);
+        let Ok(s) = fstat(tr) else { fail(119) };
+        check(s.st_size == 0, 119);
+        expect_ok(close(tr), 0, 119);
+        if shared {
+            // The other descriptor still works, on the truncated file.
+            let Ok(s) = fstat(fd) else { fail(119) };
+            check(s.st_size == 0, 119);
+            expect_ok(close(fd), 0, 119);
+        }
+        let Ok(s) = stat(t) else { fail(119) };
+        check(s.st_size == 0, 119);
+    }
 }
 
 /// EMFILE: one file opened until the process has no descriptor left (they share one open
