@@ -24,8 +24,13 @@ use super::blockdev::{self, AtaBlocks, DiskError, Geometry, WallClock};
 use super::record_file::RecInner;
 use super::{Done, Op};
 
-/// Files `embedded-sdmmc` may hold open at once: beyond this, `open` is `ENFILE`.
+/// Files `embedded-sdmmc` may hold open at once. Only files count (a directory holds
+/// nothing open), and only once however many descriptors share them.
 pub const MAX_OPEN_FILES: usize = 32;
+/// Of those, kept for record files: `open(2)` of a file is `ENFILE` when
+/// `MAX_OPEN_FILES - RECORD_RESERVE` are open, so no user can fill the table and make root's
+/// `acct(2)` or CSA's files fail to open.
+pub const RECORD_RESERVE: usize = 4;
 /// At most this many bytes of queued records go to the disk in one write.
 const RECORD_BATCH: usize = 4096;
 /// Directories open at once (a walk holds two at most; `embedded-sdmmc` needs one more to
@@ -64,7 +69,9 @@ fn ok<T>(r: Result<T, Error<DiskError>>) -> Result<T, i32> {
 /// One file or directory open in fsd, shared by all who opened it.
 struct Node {
     key: Vec<u8>,
-    /// The underlying open file (`None` for a directory).
+    dir: bool,
+    /// The underlying open file: `None` for a directory, and for a file whose reopening
+    /// after an `O_TRUNC` failed (broken: every request on it is `EIO` until its last close).
     raw: Option<RawFile>,
     refs: u32,
     ino: u64,
@@ -136,7 +143,7 @@ impl Server {
 
     pub fn serve(&mut self, op: Op) -> Result<Done, i32> {
         match op {
-            Op::Open { path, flags } => self.open(&path, flags),
+            Op::Open { path, flags } => self.open(&path, flags, false),
             Op::Close { node } => {
                 self.release(node);
                 Ok(Done::Unit)
@@ -198,7 +205,8 @@ impl Server {
         let id = self.next_node;
         self.next_node += 1;
         self.by_key.insert(key.clone(), id);
-        self.nodes.insert(id, Node { key, raw, refs: 1, ino, mtime });
+        let dir = raw.is_none();
+        self.nodes.insert(id, Node { key, dir, raw, refs: 1, ino, mtime });
         id
     }
 
@@ -222,14 +230,17 @@ impl Server {
     fn file(&self, node: u64) -> Result<RawFile, i32> {
         match self.nodes.get(&node) {
             Some(Node { raw: Some(raw), .. }) => Ok(*raw),
-            Some(_) => Err(EISDIR),
+            Some(Node { dir: true, .. }) => Err(EISDIR),
+            Some(_) => Err(EIO),
             None => Err(EBADF),
         }
     }
 
     // --- the operations ----------------------------------------------------------------
 
-    fn open(&mut self, path: &VarPath, flags: u32) -> Result<Done, i32> {
+    /// `open(2)` (`record`: for a record file, which may use the reserved slots).
+    fn open(&mut self, path: &VarPath, flags: u32, record: bool) -> Result<Done, i32> {
+        let limit = if record { MAX_OPEN_FILES } else { MAX_OPEN_FILES - RECORD_RESERVE };
         let write = flags & O_ACCMODE != O_RDONLY;
         let (creat, excl, trunc) = (flags & O_CREAT != 0, flags & O_EXCL != 0, flags & O_TRUNC != 0);
         let key = key_of(path);
@@ -267,17 +278,17 @@ impl Server {
                 let truncate = trunc && write;
                 if let Some(&id) = self.by_key.get(&key) {
                     if truncate {
-                        self.truncate_open(path, id, &e)?;
+                        self.truncate_open(path, id, &e, limit)?;
                     }
                     self.nodes.get_mut(&id).ok_or(EIO)?.refs += 1;
                     return Ok(Done::Opened { node: id, dir: false });
                 }
                 if truncate {
-                    let (raw, ino, mtime) = self.recreate(path, &e)?;
+                    let (raw, ino, mtime) = self.recreate(path, &e, limit)?;
                     return Ok(Done::Opened { node: self.new_node(key, Some(raw), ino, mtime), dir: false });
                 }
                 let mode = if e.attributes.is_read_only() { Mode::ReadOnly } else { Mode::ReadWriteAppend };
-                let raw = self.open_raw(path, mode)?;
+                let raw = self.open_raw(path, mode, limit)?;
                 let id = self.new_node(key, Some(raw), ino_of(&e), blockdev::unix_of(&e.mtime));
                 Ok(Done::Opened { node: id, dir: false })
             }
@@ -290,7 +301,7 @@ impl Server {
                 if !self.geo.has_free(&self.dev, 1).map_err(|_| EIO)? {
                     return Err(ENOSPC);
                 }
-                let raw = self.open_raw(path, Mode::ReadWriteCreate)?;
+                let raw = self.open_raw(path, Mode::ReadWriteCreate, limit)?;
                 let (ino, mtime) = match self.lookup(path) {
                     Ok(Some(e)) => (ino_of(&e), blockdev::unix_of(&e.mtime)),
                     _ => (0, blockdev::unix_now() as i64),
@@ -301,14 +312,16 @@ impl Server {
         }
     }
 
-    /// Nodes counted against [`MAX_OPEN_FILES`].
+    /// Files the crate holds open now (directories hold none; a node being reopened has
+    /// none while it is).
     fn open_files(&self) -> usize {
-        self.nodes.len()
+        self.nodes.values().filter(|n| n.raw.is_some()).count()
     }
 
-    fn open_raw(&self, path: &VarPath, mode: Mode) -> Result<RawFile, i32> {
+    /// Open `path` in the crate, if fewer than `limit` files are open.
+    fn open_raw(&self, path: &VarPath, mode: Mode, limit: usize) -> Result<RawFile, i32> {
         let last = path.last().ok_or(EISDIR)?;
-        if self.open_files() >= MAX_OPEN_FILES {
+        if self.open_files() >= limit {
             return Err(ENFILE);
         }
         let dir = self.walk(path.parent())?;
@@ -318,17 +331,25 @@ impl Server {
     }
 
     /// `O_TRUNC` on a file others have open: close the shared file, truncate it, reopen it.
-    fn truncate_open(&mut self, path: &VarPath, id: u64, e: &DirEntry) -> Result<(), i32> {
+    /// The node's own slot is free while it is reopened (it does not count against `limit`).
+    /// Should the reopening fail after all, the node is left broken (no file: `EIO` for every
+    /// descriptor on it) rather than holding a closed handle.
+    fn truncate_open(&mut self, path: &VarPath, id: u64, e: &DirEntry, limit: usize) -> Result<(), i32> {
         let old = self.file(id)?;
         ok(self.vm.close_file(old))?;
         self.nodes.get_mut(&id).ok_or(EIO)?.raw = None;
-        let (raw, ino, mtime) = match self.recreate(path, e) {
+        let (raw, ino, mtime) = match self.recreate(path, e, limit) {
             Ok(r) => r,
-            Err(e) => {
-                // Reopen as it is, so the node stays usable.
-                let back = self.open_raw(path, Mode::ReadWriteAppend)?;
-                self.nodes.get_mut(&id).ok_or(EIO)?.raw = Some(back);
-                return Err(e);
+            Err(err) => {
+                // Reopen as it is, so the node stays usable: its own slot, just freed.
+                match self.open_raw(path, Mode::ReadWriteAppend, MAX_OPEN_FILES) {
+                    Ok(back) => self.nodes.get_mut(&id).ok_or(EIO)?.raw = Some(back),
+                    Err(again) => log::warn!(
+                        "fs: {}: cannot reopen after a failed O_TRUNC (errno {again}): broken until closed",
+                        core::str::from_utf8(&self.nodes.get(&id).ok_or(EIO)?.key).unwrap_or("?")
+                    ),
+                }
+                return Err(err);
             }
         };
         let n = self.nodes.get_mut(&id).ok_or(EIO)?;
@@ -352,16 +373,16 @@ impl Server {
     /// cluster 0, size 0 — created in its place; every write to a directory sector goes
     /// through the crate, so its block cache stays right. The entry may land in an earlier
     /// free slot: the inode number and modification time are returned anew.
-    fn recreate(&mut self, path: &VarPath, e: &DirEntry) -> Result<(RawFile, u64, i64), i32> {
+    fn recreate(&mut self, path: &VarPath, e: &DirEntry, limit: usize) -> Result<(RawFile, u64, i64), i32> {
         let last = path.last().ok_or(EISDIR)?;
         let first = self.first_cluster(e)?;
         if first == 0 {
             // Nothing to free: already empty.
-            let raw = self.open_raw(path, Mode::ReadWriteAppend)?;
+            let raw = self.open_raw(path, Mode::ReadWriteAppend, limit)?;
             return Ok((raw, ino_of(e), blockdev::unix_of(&e.mtime)));
         }
         // Check the table has room before the name goes away.
-        if self.open_files() >= MAX_OPEN_FILES {
+        if self.open_files() >= limit {
             return Err(ENFILE);
         }
         let dir = self.walk(path.parent())?;
@@ -371,7 +392,8 @@ impl Server {
         let freed = self.geo.free_chain(&self.dev, first);
         self.evict_cache();
         freed.map_err(|_| EIO)?;
-        let raw = self.open_raw(path, Mode::ReadWriteCreate)?;
+        // The slot was checked above and the crate's own table has room for MAX_OPEN_FILES.
+        let raw = self.open_raw(path, Mode::ReadWriteCreate, MAX_OPEN_FILES)?;
         let (ino, mtime) = match self.lookup(path) {
             Ok(Some(e)) => (ino_of(&e), blockdev::unix_of(&e.mtime)),
             _ => (0, blockdev::unix_now() as i64),
@@ -464,7 +486,8 @@ impl Server {
     fn fstat(&self, node: u64) -> Result<Stat, i32> {
         let n = self.nodes.get(&node).ok_or(EBADF)?;
         Ok(match n.raw {
-            None => stat_of(n.ino, true, 0, n.mtime),
+            None if n.dir => stat_of(n.ino, true, 0, n.mtime),
+            None => return Err(EIO),
             Some(raw) => stat_of(n.ino, false, u64::from(ok(self.vm.file_length(raw))?), n.mtime),
         })
     }
@@ -506,7 +529,7 @@ impl Server {
 
     fn dents(&mut self, node: u64, cookie: u64, max: usize) -> Result<Done, i32> {
         let n = self.nodes.get(&node).ok_or(EBADF)?;
-        if n.raw.is_some() {
+        if !n.dir {
             return Err(ENOTDIR);
         }
         let path = core::str::from_utf8(&n.key).map_err(|_| EIO)?;
@@ -571,7 +594,7 @@ impl Server {
         if e.attributes.is_directory() || e.attributes.is_read_only() {
             return Err(EACCES);
         }
-        match self.open(path, O_WRONLY)? {
+        match self.open(path, O_WRONLY, true)? {
             Done::Opened { node, dir: false } => {
                 self.records.insert(rec.id, (rec, node));
                 Ok(Done::Opened { node, dir: false })

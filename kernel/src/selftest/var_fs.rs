@@ -56,6 +56,32 @@ pub fn record_file() -> Result<(), &'static str> {
             Ok(_) => return Err("RecordFile::open accepted a bad path"),
         }
     }
+    // The file table full of descriptors' files: a record file still opens (slots are kept
+    // for record files, so no user can make acct(2) or CSA fail with ENFILE).
+    let mut held = alloc::vec::Vec::new();
+    let mut names = alloc::vec::Vec::new();
+    for i in 0..40 {
+        let name = alloc::format!("/var/TMP/RSV{i}");
+        match fs::call(Op::Open { path: path(name.as_bytes())?, flags: O_CREAT | O_RDWR }) {
+            Ok(Done::Opened { node, .. }) => held.push(node),
+            Err(ENFILE) => break,
+            _ => return Err("cannot open the files that fill the table"),
+        }
+        names.push(name);
+    }
+    let reserved = RecordFile::open(p, on_error);
+    if let Ok(r) = &reserved {
+        r.close_and_wait();
+    }
+    for node in held {
+        fs::call(Op::Close { node }).map_err(|_| "close failed")?;
+    }
+    for name in names {
+        fs::call(Op::Unlink { path: path(name.as_bytes())? }).map_err(|_| "unlink failed")?;
+    }
+    if reserved.is_err() {
+        return Err("a record file could not open with the table full of descriptors' files");
+    }
     let rf = RecordFile::open(p, on_error).map_err(|_| "RecordFile::open failed")?;
     let mut expect = alloc::vec::Vec::new();
     for i in 0..100u32 {
