@@ -243,6 +243,10 @@ impl Server {
         let limit = if record { MAX_OPEN_FILES } else { MAX_OPEN_FILES - RECORD_RESERVE };
         let write = flags & O_ACCMODE != O_RDONLY;
         let (creat, excl, trunc) = (flags & O_CREAT != 0, flags & O_EXCL != 0, flags & O_TRUNC != 0);
+        // Linux ≥ 6.4: O_CREAT with O_DIRECTORY is EINVAL, whether the path exists or not.
+        if creat && flags & O_DIRECTORY != 0 {
+            return Err(EINVAL);
+        }
         let key = key_of(path);
         let entry = match self.lookup(path) {
             Ok(e) => Some(e),
@@ -255,7 +259,8 @@ impl Server {
                 if creat && excl {
                     return Err(EEXIST);
                 }
-                if write {
+                // Linux: a directory cannot be opened for writing, nor with O_CREAT.
+                if write || creat {
                     return Err(EISDIR);
                 }
                 let (ino, mtime) = e.as_ref().map_or((1, 0), |e| (ino_of(e), blockdev::unix_of(&e.mtime)));
@@ -272,10 +277,12 @@ impl Server {
                 if flags & O_DIRECTORY != 0 {
                     return Err(ENOTDIR);
                 }
-                if write && e.attributes.is_read_only() {
+                // O_TRUNC truncates a regular file whatever the access mode (Linux does so for
+                // O_RDONLY too), and so needs write access.
+                let truncate = trunc;
+                if (write || truncate) && e.attributes.is_read_only() {
                     return Err(EACCES);
                 }
-                let truncate = trunc && write;
                 if let Some(&id) = self.by_key.get(&key) {
                     if truncate {
                         self.truncate_open(path, id, &e, limit)?;

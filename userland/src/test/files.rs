@@ -166,6 +166,13 @@ fn errors() {
     expect_err(open(b"/var/TMP/FT/NOPE", O_RDONLY), ENOENT, 10);
     expect_err(open(b"/var/NODIR/X", O_RDONLY | O_CREAT), ENOENT, 11);
     expect_err(open(DIR, O_WRONLY), EISDIR, 12);
+    // As Linux: O_CREAT on a directory is EISDIR, even read-only; O_CREAT|O_DIRECTORY is
+    // EINVAL (since 6.4), the path existing or not.
+    expect_err(open(DIR, O_RDONLY | O_CREAT), EISDIR, 12);
+    expect_err(open(b"/var", O_RDONLY | O_CREAT), EISDIR, 12);
+    expect_err(open(b"/var/TMP/FT/NEWD", O_CREAT | O_DIRECTORY), EINVAL, 12);
+    expect_err(open(DIR, O_CREAT | O_DIRECTORY), EINVAL, 12);
+    expect_err(stat(b"/var/TMP/FT/NEWD").map(|_| 0), ENOENT, 12);
     expect_err(open(b"/var/TMP/FT/waytoolongname", O_RDONLY), ENAMETOOLONG, 13);
     expect_err(open(b"/var/TMP/FT/ABC.DEFG", O_RDONLY | O_CREAT), ENAMETOOLONG, 14);
     expect_err(open(b"/var/a*b", O_RDONLY), EINVAL, 15);
@@ -291,14 +298,15 @@ fn unlink_and_trunc() {
     expect_err(unlink(b"/bin/sh"), EROFS, 115);
     // O_TRUNC and no write: the files stay on the disk, which `fsck.fat -n` checks after
     // the scenario (a truncated file must not keep a cluster). T0 is closed when truncated,
-    // T1 is open on another descriptor.
-    for (t, shared) in [(T0, false), (T1, true)] {
+    // T1 is open on another descriptor and truncated by an O_RDONLY open (Linux truncates
+    // a regular file whatever the access mode).
+    for (t, shared, how) in [(T0, false, O_WRONLY), (T1, true, O_RDONLY)] {
         let fd = positive_or_zero(open(t, O_CREAT | O_RDWR), 116);
         expect_ok(write(fd, &[3u8; 1500]), 1500, 117);
         if !shared {
             expect_ok(close(fd), 0, 118);
         }
-        let tr = positive_or_zero(open(t, O_WRONLY | O_TRUNC), 119);
+        let tr = positive_or_zero(open(t, how | O_TRUNC), 119);
         let Ok(s) = fstat(tr) else { fail(119) };
         check(s.st_size == 0, 119);
         expect_ok(close(tr), 0, 119);
