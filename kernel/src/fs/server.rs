@@ -74,6 +74,12 @@ struct Node {
     /// after an `O_TRUNC` failed (broken: every request on it is `EIO` until its last close).
     raw: Option<RawFile>,
     refs: u32,
+    /// Descriptors open on it with write access.
+    writers: u32,
+    /// Record files appending to it, and whose they are (their owner's uid): while any is,
+    /// the file is the kernel's — no descriptor may write or truncate it.
+    records: u32,
+    owner: u32,
     ino: u64,
     mtime: i64,
 }
@@ -85,6 +91,9 @@ pub struct Server {
     volume: RawVolume,
     geo: Geometry,
     nodes: BTreeMap<u64, Node>,
+    /// What `Op::Open` hands out: one handle per open, naming its node and whether it
+    /// counts as a writer (so its close can say so).
+    handles: BTreeMap<u64, (u64, bool)>,
     by_key: BTreeMap<Vec<u8>, u64>,
     next_node: u64,
     /// The record files fsd writes, by id.
@@ -135,6 +144,7 @@ impl Server {
             volume,
             geo,
             nodes: BTreeMap::new(),
+            handles: BTreeMap::new(),
             by_key: BTreeMap::new(),
             next_node: 1,
             records: BTreeMap::new(),
@@ -143,20 +153,25 @@ impl Server {
 
     pub fn serve(&mut self, op: Op) -> Result<Done, i32> {
         match op {
-            Op::Open { path, flags } => self.open(&path, flags, false),
+            Op::Open { path, flags } => self.open_handle(&path, flags),
             Op::Close { node } => {
-                self.release(node);
+                if let Some((node, writer)) = self.handles.remove(&node) {
+                    if let Some(n) = self.nodes.get_mut(&node).filter(|_| writer) {
+                        n.writers -= 1;
+                    }
+                    self.release(node);
+                }
                 Ok(Done::Unit)
             }
-            Op::Read { node, pos, len } => self.read(node, pos, len).map(Done::Data),
-            Op::Write { node, pos, data } => self.write(node, pos, &data, false),
+            Op::Read { node, pos, len } => self.read(self.node_of(node)?, pos, len).map(Done::Data),
+            Op::Write { node, pos, data } => self.write(self.node_of(node)?, pos, &data, false),
             Op::Stat { path } => self.stat(&path).map(Done::Stat),
-            Op::Fstat { node } => self.fstat(node).map(Done::Stat),
+            Op::Fstat { node } => self.fstat(self.node_of(node)?).map(Done::Stat),
             Op::Mkdir { path } => self.mkdir(&path).map(|()| Done::Unit),
             Op::Unlink { path } => self.unlink(&path).map(|()| Done::Unit),
-            Op::Dents { node, cookie, max } => self.dents(node, cookie, max),
-            Op::Fsync { node } => self.fsync(node).map(|()| Done::Unit),
-            Op::OpenRecord { path, rec } => self.open_record(&path, rec),
+            Op::Dents { node, cookie, max } => self.dents(self.node_of(node)?, cookie, max),
+            Op::Fsync { node } => self.fsync(self.node_of(node)?).map(|()| Done::Unit),
+            Op::OpenRecord { path, rec, owner } => self.open_record(&path, rec, owner),
             Op::CloseRecord { id } => {
                 self.close_record(id);
                 Ok(Done::Unit)
@@ -206,7 +221,7 @@ impl Server {
         self.next_node += 1;
         self.by_key.insert(key.clone(), id);
         let dir = raw.is_none();
-        self.nodes.insert(id, Node { key, dir, raw, refs: 1, ino, mtime });
+        self.nodes.insert(id, Node { key, dir, raw, refs: 1, writers: 0, records: 0, owner: 0, ino, mtime });
         id
     }
 
@@ -236,7 +251,25 @@ impl Server {
         }
     }
 
+    /// The node behind the handle `Op::Open` returned.
+    fn node_of(&self, handle: u64) -> Result<u64, i32> {
+        self.handles.get(&handle).map(|&(node, _)| node).ok_or(EBADF)
+    }
+
     // --- the operations ----------------------------------------------------------------
+
+    /// `Op::Open`: open the node and hand out a handle on it.
+    fn open_handle(&mut self, path: &VarPath, flags: u32) -> Result<Done, i32> {
+        let Done::Opened { node, dir } = self.open(path, flags, false)? else { return Err(EIO) };
+        let writer = !dir && flags & O_ACCMODE != O_RDONLY;
+        if writer {
+            self.nodes.get_mut(&node).ok_or(EIO)?.writers += 1;
+        }
+        let handle = self.next_node;
+        self.next_node += 1;
+        self.handles.insert(handle, (node, writer));
+        Ok(Done::Opened { node: handle, dir })
+    }
 
     /// `open(2)` (`record`: for a record file, which may use the reserved slots).
     fn open(&mut self, path: &VarPath, flags: u32, record: bool) -> Result<Done, i32> {
@@ -284,6 +317,11 @@ impl Server {
                     return Err(EACCES);
                 }
                 if let Some(&id) = self.by_key.get(&key) {
+                    // A file a record file appends to is the kernel's: nobody writes or
+                    // truncates it behind the records (it would break the whole-record rule).
+                    if !record && (write || truncate) && self.nodes.get(&id).is_some_and(|n| n.records > 0) {
+                        return Err(EACCES);
+                    }
                     if truncate {
                         self.truncate_open(path, id, &e, limit)?;
                     }
@@ -596,13 +634,25 @@ impl Server {
 
     // --- record files --------------------------------------------------------------------
 
-    fn open_record(&mut self, path: &VarPath, rec: Arc<RecInner>) -> Result<Done, i32> {
+    /// A record file for `owner` (a uid): refused (`EBUSY`) while a descriptor has the file
+    /// open for writing, or while a record file of another owner appends to it. Another of
+    /// the same owner may (`acct(2)` opens the new file before it closes the old one, which
+    /// may be the same).
+    fn open_record(&mut self, path: &VarPath, rec: Arc<RecInner>, owner: u32) -> Result<Done, i32> {
         let e = self.lookup(path)?.ok_or(EACCES)?;
         if e.attributes.is_directory() || e.attributes.is_read_only() {
             return Err(EACCES);
         }
+        if let Some(n) = self.by_key.get(&key_of(path)).and_then(|id| self.nodes.get(id)) {
+            if n.writers > 0 || (n.records > 0 && n.owner != owner) {
+                return Err(EBUSY);
+            }
+        }
         match self.open(path, O_WRONLY, true)? {
             Done::Opened { node, dir: false } => {
+                let n = self.nodes.get_mut(&node).ok_or(EIO)?;
+                n.records += 1;
+                n.owner = owner;
                 self.records.insert(rec.id, (rec, node));
                 Ok(Done::Opened { node, dir: false })
             }
@@ -634,7 +684,7 @@ impl Server {
             rec.wrote(records, bytes);
             if let Some(e) = error {
                 self.records.remove(&id);
-                self.release(node);
+                self.release_record(node);
                 rec.failed(e);
                 return;
             }
@@ -667,7 +717,15 @@ impl Server {
         self.drain_one(id);
         if let Some((rec, node)) = self.records.remove(&id) {
             rec.closed();
-            self.release(node);
+            self.release_record(node);
         }
+    }
+
+    /// A record file's reference less.
+    fn release_record(&mut self, node: u64) {
+        if let Some(n) = self.nodes.get_mut(&node) {
+            n.records -= 1;
+        }
+        self.release(node);
     }
 }

@@ -2,7 +2,8 @@
 //! self-test (`tally_uapi::fixture`). Needs the accounting disk (FAT16 at `-drive index=2`).
 //!
 //! Modes (argument 1): none — every check below; `keepfull` — the same, but the disk is
-//! left full (`/var/TMP/FT/BIG`) for the kernel's test to go on with; `append C` — a child that appends 50
+//! left full (`/var/TMP/FT/BIG`) for the kernel's test to go on with, and the kernel's
+//! record file `/var/TMP/REC2` (open while this runs) is checked to be out of reach; `append C` — a child that appends 50
 //! 64-byte records of byte `C` to `/var/TMP/FT/LOG`; `leave` — a child that opens
 //! `/var/TMP/FT/LEFT`, writes 4 bytes and exits without closing it.
 //!
@@ -134,6 +135,9 @@ fn main() -> i32 {
         _ => {}
     }
     setup();
+    if tally_rt::arg(1) == Some("keepfull") {
+        held_by_kernel();
+    }
     errors();
     data();
     directories();
@@ -160,6 +164,21 @@ fn setup() {
         let _ = unlink(alloc::format!("/var/TMP/FT/F{i}").as_bytes());
     }
     expect_err(mkdir(DIR), EEXIST, 2);
+}
+
+/// `/var/TMP/REC2`, which a kernel record file appends to: nobody (root included) opens it
+/// to write or truncate (EACCES) or unlinks it (EBUSY); reading is fine, and it holds whole
+/// 96-byte records.
+fn held_by_kernel() {
+    const REC2: &[u8] = b"/var/TMP/REC2";
+    for flags in [O_WRONLY | O_APPEND, O_RDWR, O_RDONLY | O_TRUNC, O_WRONLY | O_CREAT | O_TRUNC] {
+        expect_err(open(REC2, flags), EACCES, 5);
+    }
+    expect_err(unlink(REC2), EBUSY, 6);
+    let fd = positive_or_zero(open(REC2, O_RDONLY), 7);
+    let Ok(s) = fstat(fd) else { fail(7) };
+    check(s.st_size > 0 && s.st_size % 96 == 0, 8);
+    expect_ok(close(fd), 0, 9);
 }
 
 fn errors() {
