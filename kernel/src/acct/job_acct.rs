@@ -299,7 +299,9 @@ pub fn control(request: u32, caller: &Caller, arg: &mut CtlArg) -> Result<(), i3
     let (mut opened, cookie) = match open {
         Some((n, cookie)) => {
             ensure_closer();
-            (Some(RecordFile::open(&path[..n], on_error)?), Some(cookie))
+            // On behalf of the caller: a user's ja file only under /var/TMP, never a file
+            // another owner's record file appends to (RecordFile::open_as).
+            (Some(RecordFile::open_as(&path[..n], on_error, proc::current_uid())?), Some(cookie))
         }
         None => (None, None),
     };

@@ -77,8 +77,8 @@ impl Drop for VarFile {
     }
 }
 
-/// One request to fsd. `node` is what [`Op::Open`] returned: fsd's handle of an open file or
-/// directory, shared by every descriptor of that file.
+/// One request to fsd. `node` is what [`Op::Open`] returned: fsd's handle of that open (a
+/// file or directory), which names the node every descriptor of that file shares.
 pub enum Op {
     /// Open (and with `O_CREAT` create) `path` with Linux `open` flags.
     Open {
@@ -123,10 +123,11 @@ pub enum Op {
     Fsync {
         node: u64,
     },
-    /// Open an existing regular file for the [`RecordFile`] `rec`.
+    /// Open an existing regular file for the [`RecordFile`] `rec`, owned by uid `owner`.
     OpenRecord {
         path: VarPath,
         rec: Arc<record_file::RecInner>,
+        owner: u32,
     },
     /// Write what record file `id` has queued, flush and close it.
     CloseRecord {

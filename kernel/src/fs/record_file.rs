@@ -114,9 +114,25 @@ impl RecordFile {
     /// `on_error(id, errno)` is called from fsd (task context, interrupts on, may take spin
     /// locks, must not wait for the disk) when a write fails; the file is then closed by fsd
     /// and later posts fail with EIO.
+    ///
+    /// The file is the kernel's while it is open: a descriptor's `open` of it for writing or
+    /// with `O_TRUNC` is `EACCES`, by anyone. It opens only if no descriptor has it open for
+    /// writing and no record file of another owner appends to it (`EBUSY`). This one is
+    /// root's (owner uid 0): `acct(2)` and CSA's system file.
     pub fn open(path: &[u8], on_error: fn(u64, i32)) -> Result<RecordFile, i32> {
+        Self::open_as(path, on_error, 0)
+    }
+
+    /// [`open`](Self::open) on behalf of user `uid` (CSA's `AC_JASTART`: a ja file for a
+    /// user's job). FAT records no owners, so a file on `/var` is nobody's: a user other than
+    /// root may name only a file under `/var/TMP` (the world-writable directory, `EACCES`
+    /// elsewhere), and not one a record file of another owner appends to (`EBUSY`).
+    pub fn open_as(path: &[u8], on_error: fn(u64, i32), uid: u32) -> Result<RecordFile, i32> {
         let parsed = tally_uapi::fs::path::parse(path).map_err(|e| e.errno())?;
         if parsed.last().is_none() {
+            return Err(tally_uapi::errno::EACCES);
+        }
+        if uid != 0 && !matches!(parsed.components(), [tmp, _, ..] if tmp.as_str() == "TMP") {
             return Err(tally_uapi::errno::EACCES);
         }
         let inner = Arc::new(RecInner {
@@ -131,7 +147,7 @@ impl RecordFile {
             errors: AtomicU64::new(0),
             on_error,
         });
-        match call(Op::OpenRecord { path: parsed, rec: Arc::clone(&inner) })? {
+        match call(Op::OpenRecord { path: parsed, rec: Arc::clone(&inner), owner: uid })? {
             Done::Opened { .. } => Ok(RecordFile { inner }),
             _ => Err(EIO),
         }

@@ -24,8 +24,13 @@ use super::blockdev::{self, AtaBlocks, DiskError, Geometry, WallClock};
 use super::record_file::RecInner;
 use super::{Done, Op};
 
-/// Files `embedded-sdmmc` may hold open at once: beyond this, `open` is `ENFILE`.
+/// Files `embedded-sdmmc` may hold open at once. Only files count (a directory holds
+/// nothing open), and only once however many descriptors share them.
 pub const MAX_OPEN_FILES: usize = 32;
+/// Of those, kept for record files: `open(2)` of a file is `ENFILE` when
+/// `MAX_OPEN_FILES - RECORD_RESERVE` are open, so no user can fill the table and make root's
+/// `acct(2)` or CSA's files fail to open.
+pub const RECORD_RESERVE: usize = 4;
 /// At most this many bytes of queued records go to the disk in one write.
 const RECORD_BATCH: usize = 4096;
 /// Directories open at once (a walk holds two at most; `embedded-sdmmc` needs one more to
@@ -64,9 +69,17 @@ fn ok<T>(r: Result<T, Error<DiskError>>) -> Result<T, i32> {
 /// One file or directory open in fsd, shared by all who opened it.
 struct Node {
     key: Vec<u8>,
-    /// The underlying open file (`None` for a directory).
+    dir: bool,
+    /// The underlying open file: `None` for a directory, and for a file whose reopening
+    /// after an `O_TRUNC` failed (broken: every request on it is `EIO` until its last close).
     raw: Option<RawFile>,
     refs: u32,
+    /// Descriptors open on it with write access.
+    writers: u32,
+    /// Record files appending to it, and whose they are (their owner's uid): while any is,
+    /// the file is the kernel's — no descriptor may write or truncate it.
+    records: u32,
+    owner: u32,
     ino: u64,
     mtime: i64,
 }
@@ -78,6 +91,9 @@ pub struct Server {
     volume: RawVolume,
     geo: Geometry,
     nodes: BTreeMap<u64, Node>,
+    /// What `Op::Open` hands out: one handle per open, naming its node and whether it
+    /// counts as a writer (so its close can say so).
+    handles: BTreeMap<u64, (u64, bool)>,
     by_key: BTreeMap<Vec<u8>, u64>,
     next_node: u64,
     /// The record files fsd writes, by id.
@@ -128,6 +144,7 @@ impl Server {
             volume,
             geo,
             nodes: BTreeMap::new(),
+            handles: BTreeMap::new(),
             by_key: BTreeMap::new(),
             next_node: 1,
             records: BTreeMap::new(),
@@ -136,20 +153,25 @@ impl Server {
 
     pub fn serve(&mut self, op: Op) -> Result<Done, i32> {
         match op {
-            Op::Open { path, flags } => self.open(&path, flags),
+            Op::Open { path, flags } => self.open_handle(&path, flags),
             Op::Close { node } => {
-                self.release(node);
+                if let Some((node, writer)) = self.handles.remove(&node) {
+                    if let Some(n) = self.nodes.get_mut(&node).filter(|_| writer) {
+                        n.writers -= 1;
+                    }
+                    self.release(node);
+                }
                 Ok(Done::Unit)
             }
-            Op::Read { node, pos, len } => self.read(node, pos, len).map(Done::Data),
-            Op::Write { node, pos, data } => self.write(node, pos, &data, false),
+            Op::Read { node, pos, len } => self.read(self.node_of(node)?, pos, len).map(Done::Data),
+            Op::Write { node, pos, data } => self.write(self.node_of(node)?, pos, &data, false),
             Op::Stat { path } => self.stat(&path).map(Done::Stat),
-            Op::Fstat { node } => self.fstat(node).map(Done::Stat),
+            Op::Fstat { node } => self.fstat(self.node_of(node)?).map(Done::Stat),
             Op::Mkdir { path } => self.mkdir(&path).map(|()| Done::Unit),
             Op::Unlink { path } => self.unlink(&path).map(|()| Done::Unit),
-            Op::Dents { node, cookie, max } => self.dents(node, cookie, max),
-            Op::Fsync { node } => self.fsync(node).map(|()| Done::Unit),
-            Op::OpenRecord { path, rec } => self.open_record(&path, rec),
+            Op::Dents { node, cookie, max } => self.dents(self.node_of(node)?, cookie, max),
+            Op::Fsync { node } => self.fsync(self.node_of(node)?).map(|()| Done::Unit),
+            Op::OpenRecord { path, rec, owner } => self.open_record(&path, rec, owner),
             Op::CloseRecord { id } => {
                 self.close_record(id);
                 Ok(Done::Unit)
@@ -198,7 +220,8 @@ impl Server {
         let id = self.next_node;
         self.next_node += 1;
         self.by_key.insert(key.clone(), id);
-        self.nodes.insert(id, Node { key, raw, refs: 1, ino, mtime });
+        let dir = raw.is_none();
+        self.nodes.insert(id, Node { key, dir, raw, refs: 1, writers: 0, records: 0, owner: 0, ino, mtime });
         id
     }
 
@@ -222,16 +245,41 @@ impl Server {
     fn file(&self, node: u64) -> Result<RawFile, i32> {
         match self.nodes.get(&node) {
             Some(Node { raw: Some(raw), .. }) => Ok(*raw),
-            Some(_) => Err(EISDIR),
+            Some(Node { dir: true, .. }) => Err(EISDIR),
+            Some(_) => Err(EIO),
             None => Err(EBADF),
         }
     }
 
+    /// The node behind the handle `Op::Open` returned.
+    fn node_of(&self, handle: u64) -> Result<u64, i32> {
+        self.handles.get(&handle).map(|&(node, _)| node).ok_or(EBADF)
+    }
+
     // --- the operations ----------------------------------------------------------------
 
-    fn open(&mut self, path: &VarPath, flags: u32) -> Result<Done, i32> {
+    /// `Op::Open`: open the node and hand out a handle on it.
+    fn open_handle(&mut self, path: &VarPath, flags: u32) -> Result<Done, i32> {
+        let Done::Opened { node, dir } = self.open(path, flags, false)? else { return Err(EIO) };
+        let writer = !dir && flags & O_ACCMODE != O_RDONLY;
+        if writer {
+            self.nodes.get_mut(&node).ok_or(EIO)?.writers += 1;
+        }
+        let handle = self.next_node;
+        self.next_node += 1;
+        self.handles.insert(handle, (node, writer));
+        Ok(Done::Opened { node: handle, dir })
+    }
+
+    /// `open(2)` (`record`: for a record file, which may use the reserved slots).
+    fn open(&mut self, path: &VarPath, flags: u32, record: bool) -> Result<Done, i32> {
+        let limit = if record { MAX_OPEN_FILES } else { MAX_OPEN_FILES - RECORD_RESERVE };
         let write = flags & O_ACCMODE != O_RDONLY;
         let (creat, excl, trunc) = (flags & O_CREAT != 0, flags & O_EXCL != 0, flags & O_TRUNC != 0);
+        // Linux ≥ 6.4: O_CREAT with O_DIRECTORY is EINVAL, whether the path exists or not.
+        if creat && flags & O_DIRECTORY != 0 {
+            return Err(EINVAL);
+        }
         let key = key_of(path);
         let entry = match self.lookup(path) {
             Ok(e) => Some(e),
@@ -244,7 +292,8 @@ impl Server {
                 if creat && excl {
                     return Err(EEXIST);
                 }
-                if write {
+                // Linux: a directory cannot be opened for writing, nor with O_CREAT.
+                if write || creat {
                     return Err(EISDIR);
                 }
                 let (ino, mtime) = e.as_ref().map_or((1, 0), |e| (ino_of(e), blockdev::unix_of(&e.mtime)));
@@ -261,25 +310,30 @@ impl Server {
                 if flags & O_DIRECTORY != 0 {
                     return Err(ENOTDIR);
                 }
-                if write && e.attributes.is_read_only() {
+                // O_TRUNC truncates a regular file whatever the access mode (Linux does so for
+                // O_RDONLY too), and so needs write access.
+                let truncate = trunc;
+                if (write || truncate) && e.attributes.is_read_only() {
                     return Err(EACCES);
                 }
-                let truncate = trunc && write;
                 if let Some(&id) = self.by_key.get(&key) {
+                    // A file a record file appends to is the kernel's: nobody writes or
+                    // truncates it behind the records (it would break the whole-record rule).
+                    if !record && (write || truncate) && self.nodes.get(&id).is_some_and(|n| n.records > 0) {
+                        return Err(EACCES);
+                    }
                     if truncate {
-                        self.truncate_open(path, id)?;
+                        self.truncate_open(path, id, &e, limit)?;
                     }
                     self.nodes.get_mut(&id).ok_or(EIO)?.refs += 1;
                     return Ok(Done::Opened { node: id, dir: false });
                 }
-                let mode = if truncate {
-                    Mode::ReadWriteTruncate
-                } else if e.attributes.is_read_only() {
-                    Mode::ReadOnly
-                } else {
-                    Mode::ReadWriteAppend
-                };
-                let raw = self.open_raw(path, mode)?;
+                if truncate {
+                    let (raw, ino, mtime) = self.recreate(path, &e, limit)?;
+                    return Ok(Done::Opened { node: self.new_node(key, Some(raw), ino, mtime), dir: false });
+                }
+                let mode = if e.attributes.is_read_only() { Mode::ReadOnly } else { Mode::ReadWriteAppend };
+                let raw = self.open_raw(path, mode, limit)?;
                 let id = self.new_node(key, Some(raw), ino_of(&e), blockdev::unix_of(&e.mtime));
                 Ok(Done::Opened { node: id, dir: false })
             }
@@ -292,7 +346,7 @@ impl Server {
                 if !self.geo.has_free(&self.dev, 1).map_err(|_| EIO)? {
                     return Err(ENOSPC);
                 }
-                let raw = self.open_raw(path, Mode::ReadWriteCreate)?;
+                let raw = self.open_raw(path, Mode::ReadWriteCreate, limit)?;
                 let (ino, mtime) = match self.lookup(path) {
                     Ok(Some(e)) => (ino_of(&e), blockdev::unix_of(&e.mtime)),
                     _ => (0, blockdev::unix_now() as i64),
@@ -303,9 +357,16 @@ impl Server {
         }
     }
 
-    fn open_raw(&self, path: &VarPath, mode: Mode) -> Result<RawFile, i32> {
+    /// Files the crate holds open now (directories hold none; a node being reopened has
+    /// none while it is).
+    fn open_files(&self) -> usize {
+        self.nodes.values().filter(|n| n.raw.is_some()).count()
+    }
+
+    /// Open `path` in the crate, if fewer than `limit` files are open.
+    fn open_raw(&self, path: &VarPath, mode: Mode, limit: usize) -> Result<RawFile, i32> {
         let last = path.last().ok_or(EISDIR)?;
-        if self.nodes.len() >= MAX_OPEN_FILES {
+        if self.open_files() >= limit {
             return Err(ENFILE);
         }
         let dir = self.walk(path.parent())?;
@@ -314,22 +375,75 @@ impl Server {
         ok(raw)
     }
 
-    /// `O_TRUNC` on a file others have open: close the shared file, reopen it truncated.
-    fn truncate_open(&mut self, path: &VarPath, id: u64) -> Result<(), i32> {
+    /// `O_TRUNC` on a file others have open: close the shared file, truncate it, reopen it.
+    /// The node's own slot is free while it is reopened (it does not count against `limit`).
+    /// Should the reopening fail after all, the node is left broken (no file: `EIO` for every
+    /// descriptor on it) rather than holding a closed handle.
+    fn truncate_open(&mut self, path: &VarPath, id: u64, e: &DirEntry, limit: usize) -> Result<(), i32> {
         let old = self.file(id)?;
         ok(self.vm.close_file(old))?;
-        let raw = self.open_raw(path, Mode::ReadWriteTruncate);
-        // Reopen without truncating if that failed, so the node stays usable.
-        let raw = match raw {
+        self.nodes.get_mut(&id).ok_or(EIO)?.raw = None;
+        let (raw, ino, mtime) = match self.recreate(path, e, limit) {
             Ok(r) => r,
-            Err(e) => {
-                let back = self.open_raw(path, Mode::ReadWriteAppend)?;
-                self.nodes.get_mut(&id).ok_or(EIO)?.raw = Some(back);
-                return Err(e);
+            Err(err) => {
+                // Reopen as it is, so the node stays usable: its own slot, just freed.
+                match self.open_raw(path, Mode::ReadWriteAppend, MAX_OPEN_FILES) {
+                    Ok(back) => self.nodes.get_mut(&id).ok_or(EIO)?.raw = Some(back),
+                    Err(again) => log::warn!(
+                        "fs: {}: cannot reopen after a failed O_TRUNC (errno {again}): broken until closed",
+                        core::str::from_utf8(&self.nodes.get(&id).ok_or(EIO)?.key).unwrap_or("?")
+                    ),
+                }
+                return Err(err);
             }
         };
-        self.nodes.get_mut(&id).ok_or(EIO)?.raw = Some(raw);
+        let n = self.nodes.get_mut(&id).ok_or(EIO)?;
+        (n.raw, n.ino, n.mtime) = (Some(raw), ino, mtime);
         Ok(())
+    }
+
+    /// The first cluster of the file whose entry is `e`, from the entry on disk (the crate
+    /// keeps `ClusterId`'s number to itself): FAT16 keeps it at byte 26 of the 32-byte entry.
+    fn first_cluster(&self, e: &DirEntry) -> Result<u32, i32> {
+        let mut sector = [0u8; 512];
+        self.dev.read_sector(e.entry_block.0, &mut sector).map_err(|_| EIO)?;
+        let at = (e.entry_offset % 512) as usize;
+        Ok(u32::from(u16::from_le_bytes([sector[at + 26], sector[at + 27]])))
+    }
+
+    /// Truncate the (closed) file `path` whose entry is `e` to nothing, and open it. Not the
+    /// crate's `ReadWriteTruncate`: that keeps the first cluster in a file of size 0, which
+    /// `fsck.fat` reports ("File size is 0 bytes, cluster chain length is > 0 bytes"). Instead
+    /// the entry is deleted, its whole chain freed (as `unlink` does) and an empty entry —
+    /// cluster 0, size 0 — created in its place; every write to a directory sector goes
+    /// through the crate, so its block cache stays right. The entry may land in an earlier
+    /// free slot: the inode number and modification time are returned anew.
+    fn recreate(&mut self, path: &VarPath, e: &DirEntry, limit: usize) -> Result<(RawFile, u64, i64), i32> {
+        let last = path.last().ok_or(EISDIR)?;
+        let first = self.first_cluster(e)?;
+        if first == 0 {
+            // Nothing to free: already empty.
+            let raw = self.open_raw(path, Mode::ReadWriteAppend, limit)?;
+            return Ok((raw, ino_of(e), blockdev::unix_of(&e.mtime)));
+        }
+        // Check the table has room before the name goes away.
+        if self.open_files() >= limit {
+            return Err(ENFILE);
+        }
+        let dir = self.walk(path.parent())?;
+        let deleted = ok(self.vm.delete_entry_in_dir(dir, last.as_str()));
+        let _ = self.vm.close_dir(dir);
+        deleted?;
+        let freed = self.geo.free_chain(&self.dev, first);
+        self.evict_cache();
+        freed.map_err(|_| EIO)?;
+        // The slot was checked above and the crate's own table has room for MAX_OPEN_FILES.
+        let raw = self.open_raw(path, Mode::ReadWriteCreate, MAX_OPEN_FILES)?;
+        let (ino, mtime) = match self.lookup(path) {
+            Ok(Some(e)) => (ino_of(&e), blockdev::unix_of(&e.mtime)),
+            _ => (0, blockdev::unix_now() as i64),
+        };
+        Ok((raw, ino, mtime))
     }
 
     fn read(&mut self, node: u64, pos: u64, len: usize) -> Result<Vec<u8>, i32> {
@@ -417,7 +531,8 @@ impl Server {
     fn fstat(&self, node: u64) -> Result<Stat, i32> {
         let n = self.nodes.get(&node).ok_or(EBADF)?;
         Ok(match n.raw {
-            None => stat_of(n.ino, true, 0, n.mtime),
+            None if n.dir => stat_of(n.ino, true, 0, n.mtime),
+            None => return Err(EIO),
             Some(raw) => stat_of(n.ino, false, u64::from(ok(self.vm.file_length(raw))?), n.mtime),
         })
     }
@@ -445,12 +560,7 @@ impl Server {
         if self.by_key.contains_key(&key_of(path)) {
             return Err(EBUSY);
         }
-        // The first cluster, from the entry on disk (the crate keeps `ClusterId`'s number to
-        // itself): FAT16 keeps it at byte 26 of the 32-byte entry.
-        let mut sector = [0u8; 512];
-        self.dev.read_sector(e.entry_block.0, &mut sector).map_err(|_| EIO)?;
-        let at = (e.entry_offset % 512) as usize;
-        let first = u32::from(u16::from_le_bytes([sector[at + 26], sector[at + 27]]));
+        let first = self.first_cluster(&e)?;
         let last = path.last().ok_or(EISDIR)?;
         let dir = self.walk(path.parent())?;
         let deleted = ok(self.vm.delete_entry_in_dir(dir, last.as_str()));
@@ -464,7 +574,7 @@ impl Server {
 
     fn dents(&mut self, node: u64, cookie: u64, max: usize) -> Result<Done, i32> {
         let n = self.nodes.get(&node).ok_or(EBADF)?;
-        if n.raw.is_some() {
+        if !n.dir {
             return Err(ENOTDIR);
         }
         let path = core::str::from_utf8(&n.key).map_err(|_| EIO)?;
@@ -524,13 +634,25 @@ impl Server {
 
     // --- record files --------------------------------------------------------------------
 
-    fn open_record(&mut self, path: &VarPath, rec: Arc<RecInner>) -> Result<Done, i32> {
+    /// A record file for `owner` (a uid): refused (`EBUSY`) while a descriptor has the file
+    /// open for writing, or while a record file of another owner appends to it. Another of
+    /// the same owner may (`acct(2)` opens the new file before it closes the old one, which
+    /// may be the same).
+    fn open_record(&mut self, path: &VarPath, rec: Arc<RecInner>, owner: u32) -> Result<Done, i32> {
         let e = self.lookup(path)?.ok_or(EACCES)?;
         if e.attributes.is_directory() || e.attributes.is_read_only() {
             return Err(EACCES);
         }
-        match self.open(path, O_WRONLY)? {
+        if let Some(n) = self.by_key.get(&key_of(path)).and_then(|id| self.nodes.get(id)) {
+            if n.writers > 0 || (n.records > 0 && n.owner != owner) {
+                return Err(EBUSY);
+            }
+        }
+        match self.open(path, O_WRONLY, true)? {
             Done::Opened { node, dir: false } => {
+                let n = self.nodes.get_mut(&node).ok_or(EIO)?;
+                n.records += 1;
+                n.owner = owner;
                 self.records.insert(rec.id, (rec, node));
                 Ok(Done::Opened { node, dir: false })
             }
@@ -562,7 +684,7 @@ impl Server {
             rec.wrote(records, bytes);
             if let Some(e) = error {
                 self.records.remove(&id);
-                self.release(node);
+                self.release_record(node);
                 rec.failed(e);
                 return;
             }
@@ -595,7 +717,15 @@ impl Server {
         self.drain_one(id);
         if let Some((rec, node)) = self.records.remove(&id) {
             rec.closed();
-            self.release(node);
+            self.release_record(node);
         }
+    }
+
+    /// A record file's reference less.
+    fn release_record(&mut self, node: u64) {
+        if let Some(n) = self.nodes.get_mut(&node) {
+            n.records -= 1;
+        }
+        self.release(node);
     }
 }

@@ -56,6 +56,33 @@ pub fn record_file() -> Result<(), &'static str> {
             Ok(_) => return Err("RecordFile::open accepted a bad path"),
         }
     }
+    // The file table full of descriptors' files: a record file still opens (slots are kept
+    // for record files, so no user can make acct(2) or CSA fail with ENFILE).
+    let mut held = alloc::vec::Vec::new();
+    let mut names = alloc::vec::Vec::new();
+    for i in 0..40 {
+        let name = alloc::format!("/var/TMP/RSV{i}");
+        match fs::call(Op::Open { path: path(name.as_bytes())?, flags: O_CREAT | O_RDWR }) {
+            Ok(Done::Opened { node, .. }) => held.push(node),
+            Err(ENFILE) => break,
+            _ => return Err("cannot open the files that fill the table"),
+        }
+        names.push(name);
+    }
+    let reserved = RecordFile::open(p, on_error);
+    if let Ok(r) = &reserved {
+        r.close_and_wait();
+    }
+    for node in held {
+        fs::call(Op::Close { node }).map_err(|_| "close failed")?;
+    }
+    for name in names {
+        fs::call(Op::Unlink { path: path(name.as_bytes())? }).map_err(|_| "unlink failed")?;
+    }
+    if reserved.is_err() {
+        return Err("a record file could not open with the table full of descriptors' files");
+    }
+    held_file(p)?;
     let rf = RecordFile::open(p, on_error).map_err(|_| "RecordFile::open failed")?;
     let mut expect = alloc::vec::Vec::new();
     for i in 0..100u32 {
@@ -98,6 +125,79 @@ pub fn record_file() -> Result<(), &'static str> {
     println!("files: records whole and in order; size {}", expect.len());
     fs::call(Op::Unlink { path: path(p)? }).map_err(|_| "unlink failed")?;
     cost()
+}
+
+/// A file a record file appends to is the kernel's: no descriptor writes or truncates it
+/// (`EACCES`), a record file does not open while a descriptor may write it or another
+/// owner's record file appends to it (`EBUSY`), one of the same owner does (`acct(2)`
+/// re-pointed at its own file); a user's record file opens only under `/var/TMP`.
+fn held_file(p: &[u8]) -> Result<(), &'static str> {
+    use tally_uapi::errno::*;
+    use tally_uapi::fs::{O_APPEND, O_RDONLY, O_WRONLY};
+    let open = |flags: u32| match fs::call(Op::Open { path: path(p)?, flags }) {
+        Ok(Done::Opened { node, .. }) => Ok(Ok(node)),
+        Ok(_) => Err("open answered something else"),
+        Err(e) => Ok(Err(e)),
+    };
+    // A descriptor open for writing: no record file.
+    let w = open(O_WRONLY)?.map_err(|_| "cannot open the test file")?;
+    let busy = RecordFile::open(p, on_error).map(|r| r.close_and_wait());
+    fs::call(Op::Close { node: w }).map_err(|_| "close failed")?;
+    if busy != Err(EBUSY) {
+        return Err("a record file opened on a file open for writing");
+    }
+    // A read-only descriptor is no obstacle.
+    let r = open(O_RDONLY)?.map_err(|_| "cannot open the test file")?;
+    let rf = RecordFile::open(p, on_error);
+    fs::call(Op::Close { node: r }).map_err(|_| "close failed")?;
+    let rf = rf.map_err(|_| "a read-only descriptor kept a record file out")?;
+    let mut result = Ok(());
+    for flags in [O_WRONLY | O_APPEND, O_RDWR, O_RDONLY | O_TRUNC, O_WRONLY | O_TRUNC] {
+        match open(flags)? {
+            Err(EACCES) => {}
+            Ok(node) => {
+                let _ = fs::call(Op::Close { node });
+                result = Err("a descriptor opened a record file for writing or truncation");
+            }
+            Err(_) => result = Err("a write open of a record file: not EACCES"),
+        }
+    }
+    match open(O_RDONLY)? {
+        Ok(node) => fs::call(Op::Close { node }).map(|_| ()).map_err(|_| "close failed")?,
+        Err(_) => result = Err("a record file could not be opened read-only"),
+    }
+    // The same owner again (acct(2) at the file it has): yes; another owner: EBUSY.
+    match RecordFile::open(p, on_error) {
+        Ok(again) => again.close_and_wait(),
+        Err(_) => result = Err("root could not reopen its own record file"),
+    }
+    match RecordFile::open_as(p, on_error, 1000) {
+        Err(EBUSY) => {}
+        Ok(other) => {
+            other.close_and_wait();
+            result = Err("a user's record file opened on root's");
+        }
+        Err(_) => result = Err("a user's record file on root's: not EBUSY"),
+    }
+    rf.close_and_wait();
+    result?;
+    // Once closed, a user may (it is under /var/TMP); outside /var/TMP a user may not.
+    RecordFile::open_as(p, on_error, 1000)
+        .map_err(|_| "a user's record file under /var/TMP was refused")?
+        .close_and_wait();
+    let outside = b"/var/RECOUT";
+    match fs::call(Op::Open { path: path(outside)?, flags: O_CREAT | O_RDWR }) {
+        Ok(Done::Opened { node, .. }) => fs::call(Op::Close { node }).map_err(|_| "close failed")?,
+        _ => return Err("cannot create /var/RECOUT"),
+    };
+    let refused = RecordFile::open_as(outside, on_error, 1000).map(|r| r.close_and_wait());
+    let root = RecordFile::open(outside, on_error).map(|r| r.close_and_wait());
+    fs::call(Op::Unlink { path: path(outside)? }).map_err(|_| "unlink failed")?;
+    if refused != Err(EACCES) || root.is_err() {
+        return Err("a user's record file outside /var/TMP: not EACCES (or root's refused)");
+    }
+    println!("files: a record file's file is the kernel's: writes EACCES, other owners EBUSY");
+    Ok(())
 }
 
 /// What a small append costs: 32 appends of 64 bytes through `Op::Write` (what `write()`

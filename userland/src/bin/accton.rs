@@ -8,7 +8,7 @@
 //! ```
 //!
 //! `accton FILE` first creates FILE if it does not exist (`open(FILE, O_WRONLY | O_CREAT |
-//! O_APPEND)`, then `close`: the kernel's `acct(2)` only opens existing files), then calls
+//! O_EXCL)`, `EEXIST` meaning it does, then `close`: the kernel's `acct(2)` only opens existing files), then calls
 //! `acct(FILE)`; from then on the kernel appends one 64-byte `acct_v3` record per process
 //! that ends. `accton on` does the same with the default file (`/var/account/pacct`, GNU
 //! acct's upstream default; `/var/account` is made if missing); `accton off` calls `acct(NULL)`. Only root may (`EPERM`):
@@ -20,8 +20,9 @@
 
 use tally_rt::acct::ACCT_FILE;
 use tally_rt::fs::File;
-use tally_rt::uapi::fs::{O_APPEND, O_CREAT, O_WRONLY};
-use tally_rt::{eprintln, println, sys};
+use tally_rt::uapi::errno::EEXIST;
+use tally_rt::uapi::fs::{O_CREAT, O_EXCL, O_WRONLY};
+use tally_rt::{eprintln, println, sys, Errno};
 
 tally_rt::entry!(main);
 
@@ -70,10 +71,15 @@ fn main() -> i32 {
             return 1;
         }
     }
-    // GNU accton creates the file (fopen "a") before acct(2), which never creates one.
-    if let Err(e) = File::open(file, O_WRONLY | O_CREAT | O_APPEND, 0o600).and_then(File::close) {
-        eprintln!("accton: {file}: {}", e.strerror());
-        return 1;
+    // GNU accton creates the file (fopen "a") before acct(2), which never creates one. Only
+    // if it is missing (O_EXCL): a file accounting appends to already may not be opened for
+    // writing, by root either (docs/files.md §6), and accton at the current file must work.
+    match File::open(file, O_WRONLY | O_CREAT | O_EXCL, 0o600).and_then(File::close) {
+        Ok(()) | Err(Errno(EEXIST)) => {}
+        Err(e) => {
+            eprintln!("accton: {file}: {}", e.strerror());
+            return 1;
+        }
     }
     match sys::acct(Some(file)) {
         Ok(_) if default => println!("Turning on process accounting, file set to the default '{file}'."),

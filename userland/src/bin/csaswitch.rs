@@ -43,7 +43,8 @@ use tally_rt::uapi::csa::{
     self, ActCtl, ActStat, ACCT_KERN_CSA, ACCT_RCD_DELAY, ACCT_RCD_IO, ACCT_RCD_MEM, ACCT_THD_MEM, ACCT_THD_TIME,
     ACS_ON,
 };
-use tally_rt::uapi::fs::{O_APPEND, O_CREAT, O_WRONLY};
+use tally_rt::uapi::errno::EEXIST;
+use tally_rt::uapi::fs::{O_CREAT, O_EXCL, O_WRONLY};
 use tally_rt::{eprintln, sys, Errno};
 
 tally_rt::entry!(main);
@@ -162,7 +163,12 @@ fn on(mut entries: Vec<ActStat>, file: Option<&str>) -> Result<(), Errno> {
     };
     // Only root may start accounting: ask before creating anything.
     sys::csa_ctl_noarg(csa::AC_AUTH)?;
-    File::open(path, O_WRONLY | O_CREAT | O_APPEND, 0o644)?.close()?;
+    // Create it if missing (O_EXCL: a file accounting appends to may not be opened for
+    // writing, so `on` at the current file must not try).
+    match File::open(path, O_WRONLY | O_CREAT | O_EXCL, 0o644).and_then(File::close) {
+        Ok(()) | Err(Errno(EEXIST)) => {}
+        Err(e) => return Err(e),
+    }
     c.set_path(path.as_bytes());
     sys::csa_ctl_actctl(csa::AC_START, &mut c).map(|_| ())
 }

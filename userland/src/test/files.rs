@@ -2,7 +2,8 @@
 //! self-test (`tally_uapi::fixture`). Needs the accounting disk (FAT16 at `-drive index=2`).
 //!
 //! Modes (argument 1): none — every check below; `keepfull` — the same, but the disk is
-//! left full (`/var/TMP/FT/BIG`) for the kernel's test to go on with; `append C` — a child that appends 50
+//! left full (`/var/TMP/FT/BIG`) for the kernel's test to go on with, and the kernel's
+//! record file `/var/TMP/REC2` (open while this runs) is checked to be out of reach; `append C` — a child that appends 50
 //! 64-byte records of byte `C` to `/var/TMP/FT/LOG`; `leave` — a child that opens
 //! `/var/TMP/FT/LEFT`, writes 4 bytes and exits without closing it.
 //!
@@ -118,6 +119,8 @@ const A: &[u8] = b"/var/TMP/FT/A.TXT";
 const LOG: &[u8] = b"/var/TMP/FT/LOG";
 const LEFT: &[u8] = b"/var/TMP/FT/LEFT";
 const BIG: &[u8] = b"/var/TMP/FT/BIG";
+const T0: &[u8] = b"/var/TMP/FT/T0";
+const T1: &[u8] = b"/var/TMP/FT/T1";
 const RECORD: usize = 64;
 const RECORDS: usize = 50;
 
@@ -132,6 +135,9 @@ fn main() -> i32 {
         _ => {}
     }
     setup();
+    if tally_rt::arg(1) == Some("keepfull") {
+        held_by_kernel();
+    }
     errors();
     data();
     directories();
@@ -151,7 +157,7 @@ fn setup() {
         Ok(_) | Err(Errno(EEXIST)) => {}
         Err(_) => fail(1),
     }
-    for f in [A, LOG, LEFT, BIG, b"/var/TMP/FT/B"] {
+    for f in [A, LOG, LEFT, BIG, T0, T1, b"/var/TMP/FT/B"] {
         let _ = unlink(f);
     }
     for i in 0..40 {
@@ -160,10 +166,32 @@ fn setup() {
     expect_err(mkdir(DIR), EEXIST, 2);
 }
 
+/// `/var/TMP/REC2`, which a kernel record file appends to: nobody (root included) opens it
+/// to write or truncate (EACCES) or unlinks it (EBUSY); reading is fine, and it holds whole
+/// 96-byte records.
+fn held_by_kernel() {
+    const REC2: &[u8] = b"/var/TMP/REC2";
+    for flags in [O_WRONLY | O_APPEND, O_RDWR, O_RDONLY | O_TRUNC, O_WRONLY | O_CREAT | O_TRUNC] {
+        expect_err(open(REC2, flags), EACCES, 5);
+    }
+    expect_err(unlink(REC2), EBUSY, 6);
+    let fd = positive_or_zero(open(REC2, O_RDONLY), 7);
+    let Ok(s) = fstat(fd) else { fail(7) };
+    check(s.st_size > 0 && s.st_size % 96 == 0, 8);
+    expect_ok(close(fd), 0, 9);
+}
+
 fn errors() {
     expect_err(open(b"/var/TMP/FT/NOPE", O_RDONLY), ENOENT, 10);
     expect_err(open(b"/var/NODIR/X", O_RDONLY | O_CREAT), ENOENT, 11);
     expect_err(open(DIR, O_WRONLY), EISDIR, 12);
+    // As Linux: O_CREAT on a directory is EISDIR, even read-only; O_CREAT|O_DIRECTORY is
+    // EINVAL (since 6.4), the path existing or not.
+    expect_err(open(DIR, O_RDONLY | O_CREAT), EISDIR, 12);
+    expect_err(open(b"/var", O_RDONLY | O_CREAT), EISDIR, 12);
+    expect_err(open(b"/var/TMP/FT/NEWD", O_CREAT | O_DIRECTORY), EINVAL, 12);
+    expect_err(open(DIR, O_CREAT | O_DIRECTORY), EINVAL, 12);
+    expect_err(stat(b"/var/TMP/FT/NEWD").map(|_| 0), ENOENT, 12);
     expect_err(open(b"/var/TMP/FT/waytoolongname", O_RDONLY), ENAMETOOLONG, 13);
     expect_err(open(b"/var/TMP/FT/ABC.DEFG", O_RDONLY | O_CREAT), ENAMETOOLONG, 14);
     expect_err(open(b"/var/a*b", O_RDONLY), EINVAL, 15);
@@ -287,6 +315,29 @@ fn unlink_and_trunc() {
     expect_ok(unlink(b"/var/TMP/FT/B"), 0, 113);
     expect_err(stat(b"/var/TMP/FT/B").map(|_| 0), ENOENT, 114);
     expect_err(unlink(b"/bin/sh"), EROFS, 115);
+    // O_TRUNC and no write: the files stay on the disk, which `fsck.fat -n` checks after
+    // the scenario (a truncated file must not keep a cluster). T0 is closed when truncated,
+    // T1 is open on another descriptor and truncated by an O_RDONLY open (Linux truncates
+    // a regular file whatever the access mode).
+    for (t, shared, how) in [(T0, false, O_WRONLY), (T1, true, O_RDONLY)] {
+        let fd = positive_or_zero(open(t, O_CREAT | O_RDWR), 116);
+        expect_ok(write(fd, &[3u8; 1500]), 1500, 117);
+        if !shared {
+            expect_ok(close(fd), 0, 118);
+        }
+        let tr = positive_or_zero(open(t, how | O_TRUNC), 119);
+        let Ok(s) = fstat(tr) else { fail(119) };
+        check(s.st_size == 0, 119);
+        expect_ok(close(tr), 0, 119);
+        if shared {
+            // The other descriptor still works, on the truncated file.
+            let Ok(s) = fstat(fd) else { fail(119) };
+            check(s.st_size == 0, 119);
+            expect_ok(close(fd), 0, 119);
+        }
+        let Ok(s) = stat(t) else { fail(119) };
+        check(s.st_size == 0, 119);
+    }
 }
 
 /// EMFILE: one file opened until the process has no descriptor left (they share one open
@@ -305,19 +356,28 @@ fn descriptors_limit() {
     for fd in fds.drain(..) {
         expect_ok(close(fd), 0, 123);
     }
-    let mut enfile = false;
-    for i in 0..40 {
-        match open(alloc::format!("/var/TMP/FT/F{i}").as_bytes(), O_CREAT | O_RDWR) {
-            Ok(fd) => fds.push(fd),
-            Err(Errno(ENFILE)) => {
-                enfile = true;
-                break;
-            }
-            Err(_) => fail(124),
-        }
-    }
-    check(enfile, 125);
+    // Open directories hold nothing in the file table: as many files open with three
+    // directories open as without.
+    let alone = fill_table(&mut fds);
     for fd in fds.drain(..) {
+        expect_ok(close(fd), 0, 126);
+    }
+    let dirs = [b"/var".as_slice(), b"/var/TMP", DIR].map(|d| positive_or_zero(open(d, O_RDONLY), 129));
+    let with_dirs = fill_table(&mut fds);
+    if with_dirs != alone {
+        println!("files: {alone} files open alone, {with_dirs} beside 3 directories");
+    }
+    check(with_dirs == alone, 129);
+    // O_TRUNC of an open file with the table full: its own slot is reused, and the
+    // descriptor already open on it keeps working.
+    expect_ok(write(fds[0], b"data"), 4, 129);
+    let t = positive_or_zero(open(b"/var/TMP/FT/F0", O_WRONLY | O_TRUNC), 129);
+    let Ok(s) = fstat(fds[0]) else { fail(129) };
+    check(s.st_size == 0, 129);
+    expect_ok(lseek(fds[0], 0, SEEK_SET), 0, 129);
+    expect_ok(write(fds[0], b"more"), 4, 129);
+    expect_ok(close(t), 0, 129);
+    for fd in fds.drain(..).chain(dirs) {
         expect_ok(close(fd), 0, 126);
     }
     for i in 0..40 {
@@ -327,6 +387,19 @@ fn descriptors_limit() {
     let fd = positive_or_zero(open(b"/var/TMP/FT/F0", O_CREAT | O_RDWR), 127);
     let _ = close(fd);
     expect_ok(unlink(b"/var/TMP/FT/F0"), 0, 128);
+}
+
+/// Open (creating them) `/var/TMP/FT/F0`, `F1`, … until `ENFILE`; their descriptors go in
+/// `fds`. Returns how many opened.
+fn fill_table(fds: &mut Vec<usize>) -> usize {
+    for i in 0..40 {
+        match open(alloc::format!("/var/TMP/FT/F{i}").as_bytes(), O_CREAT | O_RDWR) {
+            Ok(fd) => fds.push(fd),
+            Err(Errno(ENFILE)) => return i,
+            Err(_) => fail(124),
+        }
+    }
+    fail(125)
 }
 
 /// A child of `append`: 50 records of 64 bytes of byte `c`, each one `write` with O_APPEND.
