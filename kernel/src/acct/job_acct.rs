@@ -232,19 +232,19 @@ fn closer(_: u64) {
 
 /// The disk owner failed to write file `id` (`errno`) and closed it: the state machine's
 /// ERROFF (`Csa::file_error`). Task context (the owner thread).
+///
+/// The warning is printed inside the critical section, before the state changes: whoever
+/// sees ERROFF (`csa_ctl(AC_CHECK)`, a self-test waiting for it) finds it on the console
+/// already.
 fn on_error(id: u64, errno: i32) {
-    let which = with(|g| {
-        let i = g.slots.iter().position(|s| s.record.id() == id)?;
+    with(|g| {
+        let Some(i) = g.slots.iter().position(|s| s.record.id() == id) else { return };
         // The owner has closed it already: drop the slot, nothing to close.
         let s = g.slots.swap_remove(i);
+        log::warn!("csa: writing {} failed (errno {errno}): closed, its accounting is ERROFF", name(s.file));
         let fx = g.csa.file_error(s.cookie, errno);
         g.carry_out(&fx, &mut None, None);
-        Some(s.file)
-    })
-    .flatten();
-    if let Some(file) = which {
-        log::warn!("csa: writing {} failed (errno {errno}): closed, its accounting is ERROFF", name(file));
-    }
+    });
 }
 
 /// `job_create(uid)` for the calling process (privilege already checked): `u32::MAX` means

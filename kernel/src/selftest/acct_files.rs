@@ -12,10 +12,13 @@
 //!   threshold, the EOJ and OFF, in that order; the ja file every record of the job and its EOJ, whose times are the sums of
 //!   the job's base records.
 //! * [`disk_full`] (`tests/acct_disk_full.toml`), driven from the kernel (pid 1 makes the
-//!   calls): the disk fills up under both accountings. Process accounting turns itself off
-//!   with a warning and counts what it lost; CSA's system file goes ERROFF and is closed;
-//!   both files stay whole. Once there is room again, a ja file works while the system file
-//!   stays ERROFF, until a new AC_START.
+//!   calls): the disk fills up under both accountings, and meets their files one at a time
+//!   (process accounting's first, then, once the kernel thread is in a job, CSA's system
+//!   file), so the console's order is fixed. Process accounting turns itself off with a
+//!   warning and counts what it lost; CSA's system file goes ERROFF with a warning and is
+//!   closed, its kstat showing more bytes handed to it than it holds; both files stay whole.
+//!   Once there is room again, a ja file works while the system file stays ERROFF, until a
+//!   new AC_START.
 
 use alloc::vec::Vec;
 use tally_csa::parse::Record;
@@ -355,44 +358,87 @@ pub fn disk_full() -> Result<(), &'static str> {
     hello()?;
     let filled = fill_disk(FILL)?;
     println!("disk_full: /var is full after {filled} more bytes");
-    // The system file has BOOT and ON (432 bytes) in its first 512-byte cluster: the SOJ
-    // (40) still fits there, the first process chain (376) does not.
-    acct::job_acct::job_create(u32::MAX).map_err(|_| "job_create failed")?;
+    // The full disk meets one file at a time, process accounting's first, so that what the
+    // console shows comes in one order (run together, either file could meet it first).
+    // The kernel thread is in no job yet: its children's exits go to process accounting only.
     let before = acct::process_acct::counters();
-    for _ in 0..10 {
+    for _ in 0..16 {
+        if !acct::process_acct::counters().on {
+            break;
+        }
         hello()?;
     }
-    let mut waited = 0;
-    while (acct::process_acct::counters().on || csa_state() != ACS_ERROFF) && waited < 3000 {
+    // The owner thread appends after the exits: wait for its verdict. Accounting says off
+    // only after it has counted the losses and printed its warning.
+    for _ in 0..3000 {
+        if !acct::process_acct::counters().on {
+            break;
+        }
         sched::sleep_ns(1_000_000);
-        waited += 1;
     }
     let after = acct::process_acct::counters();
     println!(
-        "disk_full: acct on {}, records +{}, dropped +{}, errors +{}; csa state {} (2 ON, 1 ERROFF)",
+        "disk_full: acct on {}, records +{}, dropped +{}, errors +{}",
         after.on,
         after.records - before.records,
         after.dropped - before.dropped,
-        after.errors - before.errors,
-        csa_state()
+        after.errors - before.errors
     );
+    // A record that did not fit is what failed: at least one is lost.
     if after.on || after.errors != before.errors + 1 || after.dropped == before.dropped {
         return Err("process accounting did not turn itself off, or counted nothing lost");
     }
-    if csa_state() != ACS_ERROFF {
-        return Err("the system file's write error did not turn CSA ERROFF");
-    }
     let pacct = read_all(PACCT)?;
     let whole = pacct.len() % 64 == 0 && tally_pacct::records(&pacct).all(|r| r.is_ok());
-    let sys = read_all(SYSTEM)?;
-    let sys_recs = csa_records(&sys)?.len();
     println!(
-        "disk_full: PACCT {} bytes, whole: {whole}; CSA {} bytes, {sys_recs} whole records",
+        "disk_full: PACCT {} bytes, whole: {whole}; {} records posted to it, {} lost",
         pacct.len(),
-        sys.len()
+        1 + after.records - before.records,
+        after.dropped - before.dropped
     );
     if !whole || pacct.is_empty() {
         return Err("the process accounting file is not whole records");
+    }
+    if (pacct.len() / 64) as u64 + after.dropped - before.dropped != 1 + after.records - before.records {
+        return Err("the records in the file and those counted lost are not the records posted");
+    }
+    // Now CSA. The system file has BOOT and ON (432 bytes) in its first 512-byte cluster:
+    // the SOJ (40) still fits there, the first process chain (376) does not.
+    acct::job_acct::job_create(u32::MAX).map_err(|_| "job_create failed")?;
+    for _ in 0..4 {
+        if csa_state() == ACS_ERROFF {
+            break;
+        }
+        hello()?;
+    }
+    // ERROFF is set only after the warning is printed.
+    for _ in 0..3000 {
+        if csa_state() == ACS_ERROFF {
+            break;
+        }
+        sched::sleep_ns(1_000_000);
+    }
+    let c = acct::job_acct::counters();
+    println!(
+        "disk_full: csa state {} (2 ON, 1 ERROFF), system file open {}, errors {}",
+        csa_state(),
+        c.system_open,
+        c.system.errors
+    );
+    if csa_state() != ACS_ERROFF || c.system.errors != 1 {
+        return Err("the system file's write error did not turn CSA ERROFF");
+    }
+    let sys = read_all(SYSTEM)?;
+    let sys_recs = csa_records(&sys)?.len();
+    // The kstat's bytes are what was handed to the file: more than it holds, by what was lost.
+    println!(
+        "disk_full: CSA {} bytes, {sys_recs} whole records; {} bytes handed to it, {} lost",
+        sys.len(),
+        c.system.bytes,
+        c.system.bytes.saturating_sub(sys.len() as u64)
+    );
+    if c.system.bytes <= sys.len() as u64 {
+        return Err("the system file's kstat does not show the records it lost");
     }
     // Room again: a ja file works; the system file stays closed and ERROFF.
     fs::call(Op::Unlink { path: path(FILL)? }).map_err(|_| "cannot remove the filler")?;
