@@ -38,9 +38,9 @@
 //!
 //! **Closing sleeps; exits cannot.** Closing a file waits for its records to reach the disk,
 //! which the exit path (interrupts off) cannot do: a job ending closes its ja file, a post
-//! that fails closes its file. Such files go on a closing list that the `csaclose` kernel
-//! daemon (started when CSA first opens a file) and every CSA system call drain, in task
-//! context.
+//! the file layer refuses with `EIO` (the file has failed) closes its file. Such files go
+//! on a closing list that the `csaclose` kernel daemon (started when CSA first opens a
+//! file) and every CSA system call drain, in task context.
 //!
 //! **Error cookies.** The crate names an open file by a cookie it hands out (`prepare`); the
 //! file layer names it by [`RecordFile::id`]. A slot keeps both, so a write error reported by
@@ -54,7 +54,7 @@ use tally_csa::state::FileCounters;
 use tally_csa::{Action, Csa, CsaConfig, Effects, FileId, NewJob, ProcessExit, Uname};
 use tally_runqueue::SleepKind;
 use tally_uapi::csa::JOB_HOST_ID;
-use tally_uapi::errno::{EINVAL, ENODATA, ESRCH};
+use tally_uapi::errno::{EINVAL, ENOBUFS, ENODATA, ESRCH};
 
 use crate::base::config::MAX_TASKS;
 use crate::base::time;
@@ -78,7 +78,8 @@ struct Glue {
     slots: Vec<Slot>,
     /// Files to close where sleeping is allowed (reserved like `slots`).
     closing: Vec<RecordFile>,
-    /// Posts the file layer refused (`ENOBUFS`: its queue was full; `EIO`: the file failed).
+    /// Posts the file layer refused (`ENOBUFS`: its queue was full, the record lost and the
+    /// file left on; `EIO`: the file failed; `EINVAL`: a record too long).
     post_failures: u64,
 }
 
@@ -148,21 +149,33 @@ impl Glue {
         }
     }
 
-    /// Append `bytes` to `file`. A refusal is a write error of that file.
+    /// Append `bytes` to `file`. A refusal is counted (`post_failures`, the `refused` of the
+    /// `csa:0:pacct` kstat); only `EIO` — the file layer has already failed the file — is a
+    /// write error of that file (ERROFF). A full queue (`ENOBUFS`: fsd has not caught up,
+    /// say while many processes exit at once) loses that record and leaves the file on, as
+    /// process accounting does: a moment's backlog must not switch accounting off for good.
     fn post(&mut self, file: FileId, bytes: &[u8]) {
         let Some(i) = self.slot(file) else { return };
         if let Err(errno) = self.slots[i].record.post(bytes) {
             self.post_failures += 1;
-            if errno == EINVAL {
+            match errno {
                 // A record the file layer cannot take (a daemon's record above its
                 // MAX_RECORD): that record is lost, the file is fine.
-                log::warn!("csa: a {}-byte record is too long for {}: not written", bytes.len(), name(file));
-                return;
+                EINVAL => {
+                    log::warn!("csa: a {}-byte record is too long for {}: not written", bytes.len(), name(file))
+                }
+                // The queue is full: this record is lost (counted), the file stays on.
+                ENOBUFS => {}
+                _ => {
+                    let cookie = self.slots[i].cookie;
+                    log::warn!(
+                        "csa: a record for {} was refused (errno {errno}): that file is closed, ERROFF",
+                        name(file)
+                    );
+                    let fx = self.csa.file_error(cookie, errno);
+                    self.carry_out(&fx, &mut None, None);
+                }
             }
-            let cookie = self.slots[i].cookie;
-            log::warn!("csa: a record for {} was refused (errno {errno}): that file is closed, ERROFF", name(file));
-            let fx = self.csa.file_error(cookie, errno);
-            self.carry_out(&fx, &mut None, None);
         }
     }
 
