@@ -248,16 +248,21 @@ fn closer(_: u64) {
 ///
 /// The warning is printed inside the critical section, before the state changes: whoever
 /// sees ERROFF (`csa_ctl(AC_CHECK)`, a self-test waiting for it) finds it on the console
-/// already.
+/// already. Whatever the effects leave on the closing list is closed by `csaclose`, woken
+/// here as after an exit: fsd itself must not wait for a close (a close is a request to fsd).
 fn on_error(id: u64, errno: i32) {
-    with(|g| {
-        let Some(i) = g.slots.iter().position(|s| s.record.id() == id) else { return };
+    let closing = with(|g| {
+        let Some(i) = g.slots.iter().position(|s| s.record.id() == id) else { return false };
         // The owner has closed it already: drop the slot, nothing to close.
         let s = g.slots.swap_remove(i);
         log::warn!("csa: writing {} failed (errno {errno}): closed, its accounting is ERROFF", name(s.file));
         let fx = g.csa.file_error(s.cookie, errno);
         g.carry_out(&fx, &mut None, None);
+        !g.closing.is_empty()
     });
+    if closing == Some(true) {
+        CLOSER.wake_all();
+    }
 }
 
 /// `job_create(uid)` for the calling process (privilege already checked): `u32::MAX` means
