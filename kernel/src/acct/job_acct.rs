@@ -34,7 +34,10 @@
 //! returns would leave a window in which a child preempting its parent exits unseen;
 //! keeping a copy of the jid in `proc`'s task table would make two sources of truth.)
 //! Threads need nothing: jobs are by process (thread group id), and a thread belongs to its
-//! process. Kernel threads never join a job.
+//! process. Kernel threads make no system calls, so they never join a job — except where the
+//! kernel tests itself: the bench (`bench/acct_exit.rs`) and the self-tests
+//! (`selftest/acct_files.rs`) call [`job_create`] directly from their kernel thread, so that
+//! the user processes they spawn are in a job. Nothing else does.
 //!
 //! **Closing sleeps; exits cannot.** Closing a file waits for its records to reach the disk,
 //! which the exit path (interrupts off) cannot do: a job ending closes its ja file, a post
