@@ -99,8 +99,8 @@ fn strip_long_names(dir: &mut [u8]) {
 }
 
 /// The template's bytes: MBR, then the formatted partition with [`DIRS`].
-fn build_template() -> std::io::Result<Vec<u8>> {
-    let part_bytes = DISK_BYTES - PART_START_LBA * SECTOR;
+fn build_template(disk_bytes: u64) -> std::io::Result<Vec<u8>> {
+    let part_bytes = disk_bytes - PART_START_LBA * SECTOR;
     let mut part = Cursor::new(vec![0u8; part_bytes as usize]);
     let options = fatfs::FormatVolumeOptions::new()
         .fat_type(fatfs::FatType::Fat16)
@@ -133,7 +133,7 @@ fn build_template() -> std::io::Result<Vec<u8>> {
         let at = layout.data + (c - 2) * layout.cluster;
         strip_long_names(&mut part[at..at + layout.cluster]);
     }
-    let mut disk = Vec::with_capacity(DISK_BYTES as usize);
+    let mut disk = Vec::with_capacity(disk_bytes as usize);
     disk.extend_from_slice(&mbr(PART_START_LBA, part_bytes / SECTOR));
     disk.resize((PART_START_LBA * SECTOR) as usize, 0);
     disk.extend_from_slice(&part);
@@ -143,16 +143,30 @@ fn build_template() -> std::io::Result<Vec<u8>> {
 /// The template, built if this version of the code has not built it yet; returns its path.
 /// Written under a temporary name and renamed, so a concurrent xtask never copies half of it.
 pub fn template() -> Result<PathBuf, String> {
+    template_of(DISK_BYTES)
+}
+
+/// Smallest disk a scenario may ask for (`acct_disk_mib`): 1 MiB before the partition, and
+/// FAT16 with 512-byte clusters needs at least 4085 of them (about 2.1 MiB).
+pub const MIN_DISK_MIB: u64 = 4;
+/// Largest disk a scenario may ask for.
+pub const MAX_DISK_MIB: u64 = 64;
+
+/// The template of a disk of `disk_bytes` (a whole number of MiB): [`template`] for the
+/// default size; the disk-filling scenarios ask for a small one (`acct_disk_mib`), so that
+/// filling it by PIO takes seconds, not tens of seconds.
+pub fn template_of(disk_bytes: u64) -> Result<PathBuf, String> {
     // One builder at a time in this process; other processes write their own temporary file.
     static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = BUILDING.lock().unwrap_or_else(|p| p.into_inner());
     let dir = crate::build::target_dir().join("tally");
-    let path = dir.join(format!("acct-template-{:016x}.img", fnv1a(SOURCE.as_bytes())));
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() == DISK_BYTES) {
+    let size = if disk_bytes == DISK_BYTES { String::new() } else { format!("-{}m", disk_bytes >> 20) };
+    let path = dir.join(format!("acct-template-{:016x}{size}.img", fnv1a(SOURCE.as_bytes())));
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() == disk_bytes) {
         return Ok(path);
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let bytes = build_template().map_err(|e| format!("cannot build the accounting disk template: {e}"))?;
+    let bytes = build_template(disk_bytes).map_err(|e| format!("cannot build the accounting disk template: {e}"))?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
@@ -165,7 +179,8 @@ pub fn template() -> Result<PathBuf, String> {
                 .metadata()
                 .and_then(|m| m.modified())
                 .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > std::time::Duration::from_secs(3600)));
-            if name.starts_with("acct-template-") && name.ends_with(".img") && e.path() != path && old {
+            let current = name.starts_with(&format!("acct-template-{:016x}", fnv1a(SOURCE.as_bytes())));
+            if name.starts_with("acct-template-") && name.ends_with(".img") && !current && old {
                 let _ = std::fs::remove_file(e.path());
             }
         }
@@ -185,7 +200,12 @@ impl Disk {
     /// A fresh copy of the template at `path`, replacing whatever is there; kept after the
     /// run (e.g. `target/tally/acct.img` for `cargo xtask run`).
     pub fn fresh_at(path: &Path) -> Result<Disk, String> {
-        let template = template()?;
+        Disk::fresh_sized_at(path, DISK_BYTES)
+    }
+
+    /// Like [`Disk::fresh_at`], a disk of `disk_bytes` ([`template_of`]).
+    fn fresh_sized_at(path: &Path, disk_bytes: u64) -> Result<Disk, String> {
+        let template = template_of(disk_bytes)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
@@ -200,11 +220,16 @@ impl Disk {
     /// A fresh copy of the template in the temporary directory, named after `what` (a
     /// scenario's name) and this process, removed when dropped unless [`Disk::keep_file`].
     pub fn fresh(what: &str) -> Result<Disk, String> {
+        Disk::fresh_sized(what, DISK_BYTES)
+    }
+
+    /// Like [`Disk::fresh`], a disk of `disk_bytes` ([`template_of`]).
+    pub fn fresh_sized(what: &str, disk_bytes: u64) -> Result<Disk, String> {
         // A number of its own for each disk of this process, should one name come twice.
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = std::env::temp_dir().join(format!("tally-{what}-{}-{n}.acct.img", std::process::id()));
-        let mut disk = Disk::fresh_at(&path)?;
+        let mut disk = Disk::fresh_sized_at(&path, disk_bytes)?;
         disk.temporary = true;
         Ok(disk)
     }
@@ -594,9 +619,21 @@ mod tests {
     }
 
     #[test]
+    fn the_smallest_disk_a_scenario_may_ask_for_is_still_fat16_and_clean() {
+        let path = template_of(MIN_DISK_MIB << 20).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), MIN_DISK_MIB << 20);
+        let (fat, clusters) = Image::open(&path).unwrap().stats().unwrap();
+        assert_eq!(fat, fatfs::FatType::Fat16);
+        assert!(clusters >= 4085, "{clusters} clusters would be FAT12 to embedded-sdmmc");
+        assert_ne!(path, template_image(), "each size has its own template");
+        let d = Disk::fresh_sized("unit-small", MIN_DISK_MIB << 20).unwrap();
+        fsck(d.path()).unwrap();
+    }
+
+    #[test]
     fn the_template_has_no_long_names_and_is_the_same_bytes_each_time() {
-        let a = build_template().unwrap();
-        assert_eq!(a, build_template().unwrap());
+        let a = build_template(DISK_BYTES).unwrap();
+        assert_eq!(a, build_template(DISK_BYTES).unwrap());
         let part = &a[(PART_START_LBA * SECTOR) as usize..];
         let layout = Layout::of(&part[..512]);
         let root = &part[layout.root_dir..layout.data];

@@ -14,6 +14,9 @@
 //! """
 //! capture_serial = ["exit record", "pid 7 (spin)"]  # optional: see below
 //!
+//! acct_disk_mib = 4              # optional: the accounting disk's size, 4 to 64 MiB (default
+//!                                # 8); the scenarios that fill it take a small one
+//!
 //! kill_after = "$ hello 5"       # with expect = "killed": kill QEMU once this appears
 //! kill_delay_ms = 20             # … this long after it (default 0)
 //!
@@ -114,6 +117,9 @@ pub struct Scenario {
     /// How long after `kill_after` appears QEMU is killed, in milliseconds.
     #[serde(default)]
     pub kill_delay_ms: u64,
+    /// The accounting disk's size in MiB (default: `acctdisk::DISK_BYTES`).
+    #[serde(default)]
+    pub acct_disk_mib: Option<u64>,
     /// Files of the accounting disk judged on the host after the run (`hostcheck.rs`).
     #[serde(default)]
     pub host_check: Vec<crate::hostcheck::HostCheck>,
@@ -137,6 +143,16 @@ pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, String> {
         s.name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
         for c in &s.host_check {
             c.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        if s.acct_disk_mib
+            .is_some_and(|m| !(crate::acctdisk::MIN_DISK_MIB..=crate::acctdisk::MAX_DISK_MIB).contains(&m))
+        {
+            return Err(format!(
+                "{}: acct_disk_mib must be {} to {}",
+                path.display(),
+                crate::acctdisk::MIN_DISK_MIB,
+                crate::acctdisk::MAX_DISK_MIB
+            ));
         }
         if (s.expect == Expect::Killed) != s.kill_after.is_some() {
             return Err(format!("{}: `expect = \"killed\"` and `kill_after` go together", path.display()));
