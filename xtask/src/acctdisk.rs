@@ -447,13 +447,59 @@ impl Image {
 /// partition is cut out to a temporary file first. An image whose bytes are still the
 /// template's (most runs write nothing to `/var`) is clean without asking fsck.fat.
 pub fn fsck(image: &Path) -> Result<(), String> {
+    match run_fsck(image)? {
+        None => Ok(()),
+        Some(report) => Err(report.not_clean(image, "")),
+    }
+}
+
+/// [`fsck`] for the disk of a run that was killed (`expect = "killed"`): clean, or only the
+/// one trace a kill may leave (`docs/files.md` §3) — `embedded-sdmmc` links a new cluster
+/// into the FAT before fsd writes the directory entry's new size, so a kill in between
+/// leaves a cluster chain longer than the size of a file being appended to. fsck.fat
+/// reports it as `File size is N bytes, cluster chain length is > M bytes.` with M the size
+/// rounded up to whole clusters. That finding, for one of `files` (the guest's names, e.g.
+/// `/var/account/pacct`: the accounting files the scenario checks), is accepted and
+/// returned as a note; anything else fails as in [`fsck`].
+pub fn fsck_after_kill(image: &Path, files: &[&str]) -> Result<Vec<String>, String> {
+    let Some(report) = run_fsck(image)? else { return Ok(Vec::new()) };
+    if report.status == Some(1) && report.stderr.trim().is_empty() {
+        if let Ok(notes) = killed_run_findings(&report.stdout, files, u64::from(CLUSTER_BYTES)) {
+            return Ok(notes);
+        }
+    }
+    Err(report
+        .not_clean(image, "(after a kill, only an accounting file's cluster chain longer than its size is accepted)\n"))
+}
+
+/// What fsck.fat printed about a file system that is not clean.
+struct FsckReport {
+    status: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl FsckReport {
+    fn not_clean(&self, image: &Path, why: &str) -> String {
+        format!(
+            "fsck.fat -n finds the accounting disk {} not clean (status {:?}):\n{}{}{why}",
+            image.display(),
+            self.status,
+            self.stdout,
+            self.stderr
+        )
+    }
+}
+
+/// Run fsck.fat on the partition: `None` when it is clean.
+fn run_fsck(image: &Path) -> Result<Option<FsckReport>, String> {
     let (start, len) = partition(image)?;
     let bytes = std::fs::read(image).map_err(|e| format!("cannot read {}: {e}", image.display()))?;
     // The template's bytes, read once per process (a test run checks hundreds of disks).
     static TEMPLATE: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
     let unchanged = TEMPLATE.get_or_init(|| template().ok().and_then(|p| std::fs::read(p).ok()));
     if unchanged.as_deref() == Some(&bytes[..]) {
-        return Ok(());
+        return Ok(None);
     }
     let part = &bytes[start as usize..(start + len) as usize];
     let program = ensure_dosfstools()?;
@@ -463,15 +509,67 @@ pub fn fsck(image: &Path) -> Result<(), String> {
     let _ = std::fs::remove_file(&tmp);
     let out = out.map_err(|e| format!("cannot run {}: {e}", program.display()))?;
     if out.status.success() {
-        return Ok(());
+        return Ok(None);
     }
-    Err(format!(
-        "fsck.fat -n finds the accounting disk {} not clean (status {:?}):\n{}{}",
-        image.display(),
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    ))
+    Ok(Some(FsckReport {
+        status: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }))
+}
+
+/// Judge the standard output of `fsck.fat -n` after a kill: `Ok` with one note per finding
+/// if every finding is an over-long cluster chain of one of `files` (guest names, matched
+/// without `/var` and without regard to case, as FAT's short names are upper case), `Err`
+/// naming the first line that is anything else. fsck.fat 4.2 prints its banner, then per
+/// file the path and indented messages, then `Leaving filesystem unchanged.` and a summary.
+fn killed_run_findings(stdout: &str, files: &[&str], cluster: u64) -> Result<Vec<String>, String> {
+    let wanted: Vec<String> = files.iter().map(|f| f.strip_prefix("/var").unwrap_or(f).to_ascii_uppercase()).collect();
+    let summary = |l: &str| {
+        l.rsplit_once(": ").is_some_and(|(_, rest)| {
+            let mut w = rest.split(' ');
+            matches!(
+                (w.next(), w.next(), w.next(), w.next(), w.next()),
+                (Some(n), Some("files,"), Some(c), Some("clusters"), None)
+                    if n.parse::<u64>().is_ok()
+                        && c.split_once('/').is_some_and(|(a, b)| a.parse::<u64>().is_ok() && b.parse::<u64>().is_ok())
+            )
+        })
+    };
+    let mut notes = Vec::new();
+    let mut lines = stdout.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.is_empty() || line.starts_with("fsck.fat ") || line == "Leaving filesystem unchanged." || summary(line)
+        {
+            continue;
+        }
+        if !line.starts_with('/') || !wanted.iter().any(|w| *w == line.to_ascii_uppercase()) {
+            return Err(line.to_string());
+        }
+        let (Some(chain), Some(truncating)) = (lines.next(), lines.next()) else { return Err(line.to_string()) };
+        let size = chain
+            .trim_start()
+            .strip_prefix("File size is ")
+            .and_then(|r| r.split_once(" bytes, cluster chain length is > "))
+            .and_then(|(n, r)| Some((n.parse::<u64>().ok()?, r.strip_suffix(" bytes.")?.parse::<u64>().ok()?)))
+            .filter(|&(n, m)| chain.starts_with("  ") && m == n.div_ceil(cluster) * cluster)
+            .map(|(n, _)| n);
+        let Some(n) = size else { return Err(chain.to_string()) };
+        if truncating != format!("  Truncating file to {n} bytes.") {
+            return Err(truncating.to_string());
+        }
+        if lines.peek().is_some_and(|l| l.starts_with("  ")) {
+            return Err(lines.next().unwrap_or_default().to_string());
+        }
+        notes.push(format!(
+            "{line}: {} (the kill came between a cluster's linking and the entry's new size)",
+            chain.trim()
+        ));
+    }
+    if notes.is_empty() {
+        return Err("fsck.fat found the disk not clean but named no finding".into());
+    }
+    Ok(notes)
 }
 
 /// `fsck.fat`, installed from Debian's `dosfstools` with apt-get when it is missing and
@@ -602,5 +700,66 @@ mod tests {
         std::fs::write(d.path(), &bytes).unwrap();
         let e = fsck(d.path()).unwrap_err();
         assert!(e.contains("not clean"), "{e}");
+    }
+    /// fsck.fat 4.2's words for a file killed between a new cluster's linking and the
+    /// entry's new size (measured on such a disk, only the summary's file name differs).
+    const KILLED: &str = "fsck.fat 4.2 (2021-01-31)\n/ACCOUNT/PACCT\n  File size is 1536 bytes, cluster chain length \
+                          is > 1536 bytes.\n  Truncating file to 1536 bytes.\n\nLeaving filesystem unchanged.\n\
+                          /tmp/x.fsck12: 5 files, 6/14191 clusters\n";
+
+    #[test]
+    fn after_a_kill_only_an_accounting_files_over_long_chain_is_accepted() {
+        let pacct = ["/var/account/pacct"];
+        let notes = killed_run_findings(KILLED, &pacct, 512).unwrap();
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("/ACCOUNT/PACCT: File size is 1536 bytes"), "{}", notes[0]);
+        // Another file than the scenario's accounting file.
+        assert_eq!(killed_run_findings(KILLED, &["/var/csa/pacct"], 512), Err("/ACCOUNT/PACCT".into()));
+        // A size that is not the chain's length rounded down to a cluster: not that trace.
+        let odd = KILLED.replace("> 1536", "> 2048");
+        assert!(killed_run_findings(&odd, &pacct, 512).unwrap_err().contains("> 2048"));
+        // Anything more: a lost cluster, another message for the file, a mismatched truncation.
+        let lost = KILLED.replace("\n\nLeaving", "\nReclaimed 1 unused cluster (512 bytes).\n\nLeaving");
+        assert_eq!(killed_run_findings(&lost, &pacct, 512), Err("Reclaimed 1 unused cluster (512 bytes).".into()));
+        let more = KILLED.replace("1536 bytes.\n\n", "1536 bytes.\n  Contains a free cluster (9). Assuming EOF.\n\n");
+        assert!(killed_run_findings(&more, &pacct, 512).unwrap_err().contains("free cluster"));
+        let trunc = KILLED.replace("Truncating file to 1536", "Truncating file to 1024");
+        assert!(killed_run_findings(&trunc, &pacct, 512).is_err());
+        // Not clean but nothing named: not accepted either.
+        let nothing = "fsck.fat 4.2 (2021-01-31)\n\nLeaving filesystem unchanged.\nx: 5 files, 4/14191 clusters\n";
+        assert!(killed_run_findings(nothing, &pacct, 512).is_err());
+    }
+
+    #[test]
+    fn fsck_after_a_kill_accepts_a_real_over_long_chain_and_nothing_else() {
+        if ensure_dosfstools().is_err() {
+            println!("note: fsck.fat is not available on this host, check skipped");
+            return;
+        }
+        let d = Disk::fresh("unit-fsck-kill").unwrap();
+        Image::open_rw(d.path()).unwrap().write("/var/account/pacct", &[9u8; 512]).unwrap();
+        assert_eq!(fsck_after_kill(d.path(), &["/var/account/pacct"]), Ok(Vec::new()), "clean");
+        // What a kill leaves: the file's one cluster chained to one more, its size unchanged.
+        let mut bytes = std::fs::read(d.path()).unwrap();
+        let part = (PART_START_LBA * SECTOR) as usize;
+        let word = |b: &[u8], at: usize| usize::from(u16::from_le_bytes([b[part + at], b[part + at + 1]]));
+        let (reserved, fats, roots, fat_sectors) =
+            (word(&bytes, 14), usize::from(bytes[part + 16]), word(&bytes, 17), word(&bytes, 22));
+        let data = part + (reserved + fats * fat_sectors) * 512 + roots * 32;
+        let fat = |c: usize, k: usize| part + (reserved + k * fat_sectors) * 512 + 2 * c;
+        let clusters = (2..4000).filter(|&c| data + (c - 2) * 512 + 512 <= bytes.len());
+        let file = clusters.clone().find(|&c| bytes[data + (c - 2) * 512..][..512].iter().all(|&b| b == 9)).unwrap();
+        let free = clusters.filter(|&c| c > file).find(|&c| bytes[fat(c, 0)..][..2] == [0, 0]).unwrap();
+        for k in 0..fats {
+            let (a, b) = (fat(file, k), fat(free, k));
+            bytes[a..a + 2].copy_from_slice(&(free as u16).to_le_bytes());
+            bytes[b..b + 2].copy_from_slice(&0xffffu16.to_le_bytes());
+        }
+        std::fs::write(d.path(), &bytes).unwrap();
+        let notes = fsck_after_kill(d.path(), &["/var/account/pacct"]).unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("File size is 512 bytes, cluster chain length is > 512 bytes"), "{notes:?}");
+        assert!(fsck(d.path()).is_err(), "a run that was not killed still fails");
+        assert!(fsck_after_kill(d.path(), &["/var/csa/pacct"]).is_err(), "not the scenario's file");
     }
 }

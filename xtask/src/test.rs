@@ -97,8 +97,11 @@ fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option
             let image = image.to_path_buf();
             std::thread::spawn(move || loop {
                 let Some(s) = queue.lock().unwrap().pop_front() else { break };
-                let (verdict, serial, took) = run_one(&image, &s);
-                let note = format!(" ({:.1} s)", took.as_secs_f64());
+                let (verdict, serial, took, notes) = run_one(&image, &s);
+                let mut note = format!(" ({:.1} s)", took.as_secs_f64());
+                for n in notes {
+                    note.push_str(&format!("\n     note: {n}"));
+                }
                 let detail = match &verdict {
                     Ok(()) => String::new(),
                     Err(why) => format!("{why}\nlast serial lines:\n{}", tail(&serial, 25)),
@@ -117,11 +120,11 @@ fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option
 /// status and the console, the COM2 capture, then the disk: `fsck.fat` and the scenario's
 /// host checks), the console text, and how long QEMU ran. The temporary files (the disk,
 /// the capture) are removed when the scenario passes and kept, and named, when it fails.
-fn run_one(image: &Path, s: &Scenario) -> (Result<(), String>, String, Duration) {
+fn run_one(image: &Path, s: &Scenario) -> (Result<(), String>, String, Duration, Vec<String>) {
     let disk_bytes = s.acct_disk_mib.map_or(acctdisk::DISK_BYTES, |m| m << 20);
     let mut disk = match acctdisk::Disk::fresh_sized(&s.name, disk_bytes) {
         Ok(d) => d,
-        Err(e) => return (Err(e), String::new(), Duration::ZERO),
+        Err(e) => return (Err(e), String::new(), Duration::ZERO, Vec::new()),
     };
     let mut q = s.qemu(image, disk.path());
     // COM2 goes to a temporary file when the scenario checks it.
@@ -150,8 +153,16 @@ fn run_one(image: &Path, s: &Scenario) -> (Result<(), String>, String, Duration)
         }
     }
     // The accounting disk is checked whatever the run's verdict: a run that failed may
-    // still have left the file system broken, and that is worth saying too.
-    let disk_verdict = acctdisk::fsck(disk.path()).and_then(|()| s.judge_disk(disk.path(), &serial));
+    // still have left the file system broken, and that is worth saying too. After a kill,
+    // an accounting file's over-long cluster chain is the one finding accepted, as a note.
+    let mut notes = Vec::new();
+    let fsck = if s.expect == scenario::Expect::Killed {
+        let files: Vec<&str> = s.host_check.iter().map(|c| c.file.as_str()).collect();
+        acctdisk::fsck_after_kill(disk.path(), &files).map(|n| notes = n)
+    } else {
+        acctdisk::fsck(disk.path())
+    };
+    let disk_verdict = fsck.and_then(|()| s.judge_disk(disk.path(), &serial));
     verdict = match (verdict, disk_verdict) {
         (Ok(()), d) => d,
         (Err(a), Ok(())) => Err(a),
@@ -160,7 +171,7 @@ fn run_one(image: &Path, s: &Scenario) -> (Result<(), String>, String, Duration)
     if let Err(why) = &verdict {
         verdict = Err(format!("{why}\n(accounting disk kept in {})", disk.keep_file().display()));
     }
-    (verdict, serial, took)
+    (verdict, serial, took, notes)
 }
 
 fn tail(text: &str, n: usize) -> String {

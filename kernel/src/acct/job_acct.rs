@@ -34,13 +34,16 @@
 //! returns would leave a window in which a child preempting its parent exits unseen;
 //! keeping a copy of the jid in `proc`'s task table would make two sources of truth.)
 //! Threads need nothing: jobs are by process (thread group id), and a thread belongs to its
-//! process. Kernel threads never join a job.
+//! process. Kernel threads make no system calls, so they never join a job — except where the
+//! kernel tests itself: the bench (`bench/acct_exit.rs`) and the self-tests
+//! (`selftest/acct_files.rs`) call [`job_create`] directly from their kernel thread, so that
+//! the user processes they spawn are in a job. Nothing else does.
 //!
 //! **Closing sleeps; exits cannot.** Closing a file waits for its records to reach the disk,
 //! which the exit path (interrupts off) cannot do: a job ending closes its ja file, a post
-//! that fails closes its file. Such files go on a closing list that the `csaclose` kernel
-//! daemon (started when CSA first opens a file) and every CSA system call drain, in task
-//! context.
+//! the file layer refuses with `EIO` (the file has failed) closes its file. Such files go
+//! on a closing list that the `csaclose` kernel daemon (started when CSA first opens a
+//! file) and every CSA system call drain, in task context.
 //!
 //! **Error cookies.** The crate names an open file by a cookie it hands out (`prepare`); the
 //! file layer names it by [`RecordFile::id`]. A slot keeps both, so a write error reported by
@@ -54,7 +57,7 @@ use tally_csa::state::FileCounters;
 use tally_csa::{Action, Csa, CsaConfig, Effects, FileId, NewJob, ProcessExit, Uname};
 use tally_runqueue::SleepKind;
 use tally_uapi::csa::JOB_HOST_ID;
-use tally_uapi::errno::{EINVAL, ENODATA, ESRCH};
+use tally_uapi::errno::{EINVAL, ENOBUFS, ENODATA, ESRCH};
 
 use crate::base::config::MAX_TASKS;
 use crate::base::time;
@@ -78,7 +81,8 @@ struct Glue {
     slots: Vec<Slot>,
     /// Files to close where sleeping is allowed (reserved like `slots`).
     closing: Vec<RecordFile>,
-    /// Posts the file layer refused (`ENOBUFS`: its queue was full; `EIO`: the file failed).
+    /// Posts the file layer refused (`ENOBUFS`: its queue was full, the record lost and the
+    /// file left on; `EIO`: the file failed; `EINVAL`: a record too long).
     post_failures: u64,
 }
 
@@ -148,21 +152,33 @@ impl Glue {
         }
     }
 
-    /// Append `bytes` to `file`. A refusal is a write error of that file.
+    /// Append `bytes` to `file`. A refusal is counted (`post_failures`, the `refused` of the
+    /// `csa:0:pacct` kstat); only `EIO` — the file layer has already failed the file — is a
+    /// write error of that file (ERROFF). A full queue (`ENOBUFS`: fsd has not caught up,
+    /// say while many processes exit at once) loses that record and leaves the file on, as
+    /// process accounting does: a moment's backlog must not switch accounting off for good.
     fn post(&mut self, file: FileId, bytes: &[u8]) {
         let Some(i) = self.slot(file) else { return };
         if let Err(errno) = self.slots[i].record.post(bytes) {
             self.post_failures += 1;
-            if errno == EINVAL {
+            match errno {
                 // A record the file layer cannot take (a daemon's record above its
                 // MAX_RECORD): that record is lost, the file is fine.
-                log::warn!("csa: a {}-byte record is too long for {}: not written", bytes.len(), name(file));
-                return;
+                EINVAL => {
+                    log::warn!("csa: a {}-byte record is too long for {}: not written", bytes.len(), name(file))
+                }
+                // The queue is full: this record is lost (counted), the file stays on.
+                ENOBUFS => {}
+                _ => {
+                    let cookie = self.slots[i].cookie;
+                    log::warn!(
+                        "csa: a record for {} was refused (errno {errno}): that file is closed, ERROFF",
+                        name(file)
+                    );
+                    let fx = self.csa.file_error(cookie, errno);
+                    self.carry_out(&fx, &mut None, None);
+                }
             }
-            let cookie = self.slots[i].cookie;
-            log::warn!("csa: a record for {} was refused (errno {errno}): that file is closed, ERROFF", name(file));
-            let fx = self.csa.file_error(cookie, errno);
-            self.carry_out(&fx, &mut None, None);
         }
     }
 
@@ -232,18 +248,23 @@ fn closer(_: u64) {
 
 /// The disk owner failed to write file `id` (`errno`) and closed it: the state machine's
 /// ERROFF (`Csa::file_error`). Task context (the owner thread).
+///
+/// The warning is printed inside the critical section, before the state changes: whoever
+/// sees ERROFF (`csa_ctl(AC_CHECK)`, a self-test waiting for it) finds it on the console
+/// already. Whatever the effects leave on the closing list is closed by `csaclose`, woken
+/// here as after an exit: fsd itself must not wait for a close (a close is a request to fsd).
 fn on_error(id: u64, errno: i32) {
-    let which = with(|g| {
-        let i = g.slots.iter().position(|s| s.record.id() == id)?;
+    let closing = with(|g| {
+        let Some(i) = g.slots.iter().position(|s| s.record.id() == id) else { return false };
         // The owner has closed it already: drop the slot, nothing to close.
         let s = g.slots.swap_remove(i);
+        log::warn!("csa: writing {} failed (errno {errno}): closed, its accounting is ERROFF", name(s.file));
         let fx = g.csa.file_error(s.cookie, errno);
         g.carry_out(&fx, &mut None, None);
-        Some(s.file)
-    })
-    .flatten();
-    if let Some(file) = which {
-        log::warn!("csa: writing {} failed (errno {errno}): closed, its accounting is ERROFF", name(file));
+        !g.closing.is_empty()
+    });
+    if closing == Some(true) {
+        CLOSER.wake_all();
     }
 }
 

@@ -81,21 +81,24 @@ pub fn set_file(path: Option<&[u8]>) -> Result<(), i32> {
 
 /// The disk owner could not write file `id` (`errno`), and has closed it. If it is the
 /// accounting file, accounting turns off. Called in the owner's task context.
+///
+/// All of it happens in one critical section, in this order: the losses and the error are
+/// counted, the warning is printed, and only then does [`ON`] say off. So whoever sees
+/// accounting off (`counters`, a self-test waiting for it) finds the counts final and the
+/// warning already on the console.
 fn on_error(id: u64, errno: i32) {
-    let lost = with(|s| {
+    with(|s| {
         if s.file.as_ref().map(RecordFile::id) != Some(id) {
-            return None; // an old file, already replaced
+            return; // an old file, already replaced
         }
-        let f = s.file.take()?;
-        ON.store(false, Ordering::Release);
+        let Some(f) = s.file.take() else { return };
         let (written, _, _) = f.counters();
-        Some(s.posted_to_file.saturating_sub(written))
-    });
-    if let Some(lost) = lost {
+        let lost = s.posted_to_file.saturating_sub(written);
         DROPPED.fetch_add(lost, Ordering::Relaxed);
         ERRORS.fetch_add(1, Ordering::Relaxed);
         log::warn!("acct: the accounting file cannot be written (errno {errno}): process accounting off, {lost} record(s) lost");
-    }
+        ON.store(false, Ordering::Release);
+    });
 }
 
 /// Process accounting's numbers, for the `acct:0:pacct` kstat.

@@ -234,7 +234,9 @@ struct Channel {
     in_flight: AtomicBool,
     /// The status register as the IRQ handler read it.
     irq_status: AtomicU8,
-    /// Interrupts that arrived with no command outstanding (e.g. after a timeout).
+    /// Interrupts that arrived with no command outstanding (e.g. after a timeout). Each
+    /// channel counts its own; only the primary's is read ([`unexpected_interrupts`], by the
+    /// disk self-test, which owns that channel while it runs — the secondary's disk is fsd's).
     unexpected: AtomicU64,
 }
 
@@ -461,12 +463,6 @@ pub fn disk(index: usize) -> Option<&'static Disk> {
 /// Interrupts on the primary channel that no request was waiting for.
 pub fn unexpected_interrupts() -> u64 {
     PRIMARY.unexpected.load(Ordering::Relaxed)
-}
-
-/// Interrupts on the secondary channel that no request was waiting for.
-#[allow(dead_code)]
-pub fn unexpected_secondary_interrupts() -> u64 {
-    SECONDARY.unexpected.load(Ordering::Relaxed)
 }
 
 /// Which of the io kstat's counters a request adds to when it succeeds.

@@ -12,10 +12,16 @@
 //!   threshold, the EOJ and OFF, in that order; the ja file every record of the job and its EOJ, whose times are the sums of
 //!   the job's base records.
 //! * [`disk_full`] (`tests/acct_disk_full.toml`), driven from the kernel (pid 1 makes the
-//!   calls): the disk fills up under both accountings. Process accounting turns itself off
-//!   with a warning and counts what it lost; CSA's system file goes ERROFF and is closed;
-//!   both files stay whole. Once there is room again, a ja file works while the system file
-//!   stays ERROFF, until a new AC_START.
+//!   calls): the disk fills up under both accountings, and meets their files one at a time
+//!   (process accounting's first, then, once the kernel thread is in a job, CSA's system
+//!   file), so the console's order is fixed. Process accounting turns itself off with a
+//!   warning and counts what it lost; CSA's system file goes ERROFF with a warning and is
+//!   closed, its kstat showing more bytes handed to it than it holds; both files stay whole.
+//!   Once there is room again, a ja file works while the system file stays ERROFF, until a
+//!   new AC_START.
+//! * [`csa_queue_full`] (`tests/csa_queue_full.toml`), driven from the kernel: a burst of
+//!   daemon records overflows the system file's queue; the refused ones are counted and the
+//!   file stays on (a full queue is not a write error).
 
 use alloc::vec::Vec;
 use tally_csa::parse::Record;
@@ -355,44 +361,87 @@ pub fn disk_full() -> Result<(), &'static str> {
     hello()?;
     let filled = fill_disk(FILL)?;
     println!("disk_full: /var is full after {filled} more bytes");
-    // The system file has BOOT and ON (432 bytes) in its first 512-byte cluster: the SOJ
-    // (40) still fits there, the first process chain (376) does not.
-    acct::job_acct::job_create(u32::MAX).map_err(|_| "job_create failed")?;
+    // The full disk meets one file at a time, process accounting's first, so that what the
+    // console shows comes in one order (run together, either file could meet it first).
+    // The kernel thread is in no job yet: its children's exits go to process accounting only.
     let before = acct::process_acct::counters();
-    for _ in 0..10 {
+    for _ in 0..16 {
+        if !acct::process_acct::counters().on {
+            break;
+        }
         hello()?;
     }
-    let mut waited = 0;
-    while (acct::process_acct::counters().on || csa_state() != ACS_ERROFF) && waited < 3000 {
+    // The owner thread appends after the exits: wait for its verdict. Accounting says off
+    // only after it has counted the losses and printed its warning.
+    for _ in 0..3000 {
+        if !acct::process_acct::counters().on {
+            break;
+        }
         sched::sleep_ns(1_000_000);
-        waited += 1;
     }
     let after = acct::process_acct::counters();
     println!(
-        "disk_full: acct on {}, records +{}, dropped +{}, errors +{}; csa state {} (2 ON, 1 ERROFF)",
+        "disk_full: acct on {}, records +{}, dropped +{}, errors +{}",
         after.on,
         after.records - before.records,
         after.dropped - before.dropped,
-        after.errors - before.errors,
-        csa_state()
+        after.errors - before.errors
     );
+    // A record that did not fit is what failed: at least one is lost.
     if after.on || after.errors != before.errors + 1 || after.dropped == before.dropped {
         return Err("process accounting did not turn itself off, or counted nothing lost");
     }
-    if csa_state() != ACS_ERROFF {
-        return Err("the system file's write error did not turn CSA ERROFF");
-    }
     let pacct = read_all(PACCT)?;
     let whole = pacct.len() % 64 == 0 && tally_pacct::records(&pacct).all(|r| r.is_ok());
-    let sys = read_all(SYSTEM)?;
-    let sys_recs = csa_records(&sys)?.len();
     println!(
-        "disk_full: PACCT {} bytes, whole: {whole}; CSA {} bytes, {sys_recs} whole records",
+        "disk_full: PACCT {} bytes, whole: {whole}; {} records posted to it, {} lost",
         pacct.len(),
-        sys.len()
+        1 + after.records - before.records,
+        after.dropped - before.dropped
     );
     if !whole || pacct.is_empty() {
         return Err("the process accounting file is not whole records");
+    }
+    if (pacct.len() / 64) as u64 + after.dropped - before.dropped != 1 + after.records - before.records {
+        return Err("the records in the file and those counted lost are not the records posted");
+    }
+    // Now CSA. The system file has BOOT and ON (432 bytes) in its first 512-byte cluster:
+    // the SOJ (40) still fits there, the first process chain (376) does not.
+    acct::job_acct::job_create(u32::MAX).map_err(|_| "job_create failed")?;
+    for _ in 0..4 {
+        if csa_state() == ACS_ERROFF {
+            break;
+        }
+        hello()?;
+    }
+    // ERROFF is set only after the warning is printed.
+    for _ in 0..3000 {
+        if csa_state() == ACS_ERROFF {
+            break;
+        }
+        sched::sleep_ns(1_000_000);
+    }
+    let c = acct::job_acct::counters();
+    println!(
+        "disk_full: csa state {} (2 ON, 1 ERROFF), system file open {}, errors {}",
+        csa_state(),
+        c.system_open,
+        c.system.errors
+    );
+    if csa_state() != ACS_ERROFF || c.system.errors != 1 {
+        return Err("the system file's write error did not turn CSA ERROFF");
+    }
+    let sys = read_all(SYSTEM)?;
+    let sys_recs = csa_records(&sys)?.len();
+    // The kstat's bytes are what was handed to the file: more than it holds, by what was lost.
+    println!(
+        "disk_full: CSA {} bytes, {sys_recs} whole records; {} bytes handed to it, {} lost",
+        sys.len(),
+        c.system.bytes,
+        c.system.bytes.saturating_sub(sys.len() as u64)
+    );
+    if c.system.bytes <= sys.len() as u64 {
+        return Err("the system file's kstat does not show the records it lost");
     }
     // Room again: a ja file works; the system file stays closed and ERROFF.
     fs::call(Op::Unlink { path: path(FILL)? }).map_err(|_| "cannot remove the filler")?;
@@ -417,5 +466,95 @@ pub fn disk_full() -> Result<(), &'static str> {
     }
     ctl(AC_HALT, &[], b"").map_err(|_| "AC_HALT failed")?;
     println!("disk_full: off with a warning, files whole, ja on its own, ON again after AC_START");
+    Ok(())
+}
+
+/// `csa_ctl(AC_WRACCT)` from the kernel as root: `n` workload-manager daemon records of
+/// `size` bytes (type 040, CSA's header), their bodies `fill`, for the system file.
+fn wracct(n: usize, size: usize, fill: u8) -> Result<(), i32> {
+    use tally_uapi::csa::{ActWra, ACCT_DMD_WKMG, AC_WRACCT};
+    let mut w = ActWra { ac_did: ACCT_DMD_WKMG as i32, ac_len: (n * size) as i32, ..ActWra::default() };
+    for r in w.ac_buf[..n * size].chunks_mut(size) {
+        r[..8].copy_from_slice(&[0x4a, 0x31, 0, 0, 0o40, 0, size as u8, (size >> 8) as u8]);
+        r[8..].fill(fill);
+    }
+    let mut arg = tally_csa::control::CtlArg::Wra(w);
+    let caller = tally_csa::control::Caller { pid: crate::proc::current_pid() as u32, privileged: true };
+    acct::job_acct::control(AC_WRACCT, &caller, &mut arg)
+}
+
+/// The size of `p` on `/var` now.
+fn size_of(p: &[u8]) -> Result<u64, &'static str> {
+    match fs::call(Op::Stat { path: path(p)? }) {
+        Ok(Done::Stat(s)) => Ok(s.st_size as u64),
+        _ => Err("cannot stat an accounting file"),
+    }
+}
+
+/// CSA's system file when its queue is full (`tests/csa_queue_full.toml`): a burst of daemon
+/// records posted while fsd cannot run (interrupts off on the one CPU, as when many
+/// processes exit before fsd is scheduled) overflows the file's 32 KiB queue. The records
+/// refused are lost and counted (`refused` of `csa:0:pacct`); the file stays open and CSA
+/// ON; once fsd has caught up, the next record reaches the file after every accepted one.
+pub fn csa_queue_full() -> Result<(), &'static str> {
+    use tally_uapi::csa::{ACCT_DMD_WKMG, ACCT_KERN_CSA, ACS_ON, AC_HALT, AC_START};
+    const SYSTEM: &[u8] = b"/var/TMP/CSA";
+    const CALLS: usize = 40; // two 512-byte records each: 80 records, 40 KiB
+    create(SYSTEM)?;
+    ctl(AC_START, &[(ACCT_KERN_CSA, 0), (ACCT_DMD_WKMG, 0)], SYSTEM).map_err(|_| "AC_START failed")?;
+    let before = acct::job_acct::counters();
+    let burst: Result<(), i32> = hal::cpu::without_interrupts(|| (0..CALLS).try_for_each(|_| wracct(2, 512, 0x5a)));
+    burst.map_err(|_| "AC_WRACCT failed")?;
+    let after = acct::job_acct::counters();
+    let refused = after.post_failures - before.post_failures;
+    let accepted = (2 * CALLS) as u64 - refused;
+    println!(
+        "queue_full: {} records posted while fsd could not run: {accepted} queued, {refused} refused; csa state {} \
+         (2 ON), system file open {}, errors {}",
+        2 * CALLS,
+        csa_state(),
+        after.system_open,
+        after.system.errors
+    );
+    if refused == 0 || accepted == 0 {
+        return Err("the burst did not overflow the queue (or nothing was queued)");
+    }
+    if csa_state() != ACS_ON || !after.system_open || after.system.errors != before.system.errors {
+        return Err("a full queue switched the system file off (ERROFF) or counted a write error");
+    }
+    // BOOT and ON (432 bytes), then the accepted records: wait until fsd has written them.
+    let want = 432 + 512 * accepted;
+    let mut waited = 0;
+    while size_of(SYSTEM)? < want && waited < 3000 {
+        sched::sleep_ns(1_000_000);
+        waited += 1;
+    }
+    let size = size_of(SYSTEM)?;
+    println!("queue_full: the system file holds {size} bytes ({want} expected) after {waited} ms");
+    if size != want {
+        return Err("the system file does not hold BOOT, ON and exactly the accepted records");
+    }
+    // The file is still on: one more record goes in, after all the others.
+    wracct(1, 64, 0xa5).map_err(|_| "AC_WRACCT failed")?;
+    if acct::job_acct::counters().post_failures != after.post_failures {
+        return Err("a record posted after fsd caught up was refused");
+    }
+    ctl(AC_HALT, &[], b"").map_err(|_| "AC_HALT failed")?;
+    let bytes = read_all(SYSTEM)?;
+    let recs = csa_records(&bytes)?;
+    let daemon = |fill: u8, len: usize| move |r: &Record<'_>| matches!(r, Record::Other { header, bytes } if header.ah_type == 0o40 && bytes.len() == len && bytes[8..].iter().all(|&b| b == fill));
+    let burst_recs = recs.iter().filter(|r| daemon(0x5a, 512)(r)).count() as u64;
+    let last = recs.iter().rposition(|r| daemon(0x5a, 512)(r));
+    let late = recs.iter().position(|r| daemon(0xa5, 64)(r));
+    println!(
+        "queue_full: after AC_HALT, {} records: {burst_recs} of the burst, the late one at {:?}, OFF last: {}",
+        recs.len(),
+        late,
+        matches!(recs.last(), Some(Record::Cfg(c)) if c.event == tally_uapi::csa::AC_CONFCHG_OFF)
+    );
+    if burst_recs != accepted || !matches!((last, late), (Some(l), Some(p)) if p > l) {
+        return Err("the file does not hold the accepted records, then the late one");
+    }
+    println!("queue_full: refused records counted, the file stayed on and took the next record");
     Ok(())
 }

@@ -20,8 +20,9 @@
 //! thread_create), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
 //! policy), `clock_gettime.rs` (clocks), `mmap.rs` (brk, mmap, munmap), `msa.rs`
 //! (microstate times), `kstat_read.rs` (the kstat chain), `blk.rs` (raw disk sectors),
-//! `procstat.rs` (every thread's accounting at once, for `prstat`), `acct.rs` (process
-//! accounting's switch), `job_acct.rs` (SGI CSA's jobs and control call). Every handler validates
+//! `procstat.rs` (every thread's accounting at once, for `prstat`), `acct_calls.rs` (process
+//! accounting's switch, `acct`, and SGI CSA's calls: `job_create`, `job_getjid`, `csa_ctl`),
+//! `files.rs` (the file system calls on `/var`). Every handler validates
 //! its arguments and reaches user memory only through `usercopy.rs`: nothing a
 //! user program passes can make the kernel fault or panic — at worst the call fails with
 //! `-errno`. The contracts are documented for user space in `tally_uapi::syscall`, `::msa`,

@@ -95,8 +95,9 @@
 //!   `/var` for appending and, from then on, appends one 64-byte [`crate::acct::AcctV3`]
 //!   record per process, written when the process's last thread exits; a file already in
 //!   use is closed first (its records flushed). With `NULL`, accounting turns off (not an
-//!   error when it was already off). Errors: `EACCES` the path names a directory or
-//!   anything else that is not a regular file, `ENOENT` no such file (it is never
+//!   error when it was already off). Errors: `EACCES` the path names a directory (Linux
+//!   says `EISDIR` there: `docs/process-accounting.md`) or anything else that is not a
+//!   regular file, `ENOENT` no such file (it is never
 //!   created: `accton` creates it first), `ENOTDIR` a component of the path is not a
 //!   directory, `ENAMETOOLONG` the path or a component is too long, `EFAULT` the path is
 //!   not readable user memory, `EIO` the disk failed; on an error, the previous state
