@@ -143,7 +143,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_example() {
+    fn the_example_of_linux_taskstats_documentation() {
         assert_eq!(p("1-3,5,7-8", 16), Ok(0b1_1010_1110));
         assert_eq!(format_cpulist(0b1_1010_1110), "1-3,5,7-8");
     }
