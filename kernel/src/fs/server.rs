@@ -430,13 +430,7 @@ impl Server {
         if self.open_files() >= limit {
             return Err(ENFILE);
         }
-        let dir = self.walk(path.parent())?;
-        let deleted = ok(self.vm.delete_entry_in_dir(dir, last.as_str()));
-        let _ = self.vm.close_dir(dir);
-        deleted?;
-        let freed = self.geo.free_chain(&self.dev, first);
-        self.evict_cache();
-        freed.map_err(|_| EIO)?;
+        self.remove_entry(path, last.as_str(), first)?;
         // The slot was checked above and the crate's own table has room for MAX_OPEN_FILES.
         let raw = self.open_raw(path, Mode::ReadWriteCreate, MAX_OPEN_FILES)?;
         let (ino, mtime) = match self.lookup(path) {
@@ -562,11 +556,17 @@ impl Server {
         }
         let first = self.first_cluster(&e)?;
         let last = path.last().ok_or(EISDIR)?;
+        self.remove_entry(path, last.as_str(), first)
+    }
+
+    /// Delete the entry `name` of `path`'s directory and free its cluster chain from `first`
+    /// (`unlink`, and `O_TRUNC`'s first half): embedded-sdmmc marks the entry deleted but
+    /// leaves its clusters allocated.
+    fn remove_entry(&mut self, path: &VarPath, name: &str, first: u32) -> Result<(), i32> {
         let dir = self.walk(path.parent())?;
-        let deleted = ok(self.vm.delete_entry_in_dir(dir, last.as_str()));
+        let deleted = ok(self.vm.delete_entry_in_dir(dir, name));
         let _ = self.vm.close_dir(dir);
         deleted?;
-        // embedded-sdmmc marks the entry deleted but leaves its clusters allocated.
         let freed = self.geo.free_chain(&self.dev, first);
         self.evict_cache();
         freed.map_err(|_| EIO)
