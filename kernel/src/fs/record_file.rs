@@ -109,8 +109,8 @@ pub struct RecordFile {
 
 impl RecordFile {
     /// Open an EXISTING regular file on /var for appending records. Blocking: task context,
-    /// interrupts on, no lock held. Errors: ENOENT, ENOTDIR, EACCES (a directory or not a
-    /// regular file), ENAMETOOLONG, EINVAL (not under /var), ENODEV (no accounting disk), EIO.
+    /// interrupts on, no lock held. Errors: ENOENT, ENOTDIR, EISDIR (a directory, as Linux's
+    /// open for writing says), EACCES (read-only), ENAMETOOLONG, EINVAL (not under /var), ENODEV (no accounting disk), EIO.
     /// `on_error(id, errno)` is called from fsd (task context, interrupts on, may take spin
     /// locks, must not wait for the disk) when a write fails; the file is then closed by fsd
     /// and later posts fail with EIO.
@@ -130,7 +130,8 @@ impl RecordFile {
     pub fn open_as(path: &[u8], on_error: fn(u64, i32), uid: u32) -> Result<RecordFile, i32> {
         let parsed = tally_uapi::fs::path::parse(path).map_err(|e| e.errno())?;
         if parsed.last().is_none() {
-            return Err(tally_uapi::errno::EACCES);
+            // `/var` itself: a directory.
+            return Err(tally_uapi::errno::EISDIR);
         }
         if uid != 0 && !matches!(parsed.components(), [tmp, _, ..] if tmp.as_str() == "TMP") {
             return Err(tally_uapi::errno::EACCES);

@@ -640,7 +640,12 @@ impl Server {
     /// may be the same).
     fn open_record(&mut self, path: &VarPath, rec: Arc<RecInner>, owner: u32) -> Result<Done, i32> {
         let e = self.lookup(path)?.ok_or(EACCES)?;
-        if e.attributes.is_directory() || e.attributes.is_read_only() {
+        // Linux's order: the VFS refuses to open a directory for writing (EISDIR) before
+        // acct's own check that the file is regular (EACCES).
+        if e.attributes.is_directory() {
+            return Err(EISDIR);
+        }
+        if e.attributes.is_read_only() {
             return Err(EACCES);
         }
         if let Some(n) = self.by_key.get(&key_of(path)).and_then(|id| self.nodes.get(id)) {
@@ -658,7 +663,7 @@ impl Server {
             }
             Done::Opened { node, dir: true } => {
                 self.release(node);
-                Err(EACCES)
+                Err(EISDIR)
             }
             _ => Err(EIO),
         }

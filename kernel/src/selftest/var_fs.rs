@@ -43,8 +43,8 @@ pub fn record_file() -> Result<(), &'static str> {
     use tally_uapi::errno::*;
     let refused = [
         (&b"/var/TMP/NOSUCH"[..], ENOENT),
-        (&b"/var/TMP"[..], EACCES),
-        (&b"/var"[..], EACCES),
+        (&b"/var/TMP"[..], EISDIR),
+        (&b"/var"[..], EISDIR),
         (&b"/var/TMP/RECTEST/X"[..], ENOTDIR),
         (&b"/var/TMP/muchtoolongname"[..], ENAMETOOLONG),
         (&b"/etc/passwd"[..], EINVAL),

@@ -3,7 +3,7 @@
 //! before and reads it back afterwards (`tally_uapi::fixture`).
 //!
 //! Checks, as root: `acct(NULL)` while off is fine (1); ENOENT for a missing file (2),
-//! EACCES for a directory (3), ENOTDIR for a path through a file (4), ENAMETOOLONG for a
+//! EISDIR for a directory (3), ENOTDIR for a path through a file (4), ENAMETOOLONG for a
 //! name that is not 8.3 (5), EFAULT for a path at nothing (6); accounting on (7); three
 //! children, each waited for: `/bin/hello` (8), `/bin/crash ud2` killed by SIGILL (9),
 //! `/test/threads exit_group` — four threads, one process — with status 7 (10); off again
@@ -18,7 +18,7 @@ use tally_rt::fixture::{check, expect_err, expect_ok, positive};
 use tally_rt::process::{exit_code, exited, term_signal};
 use tally_rt::sys;
 use tally_rt::sys::probe::BadPtr;
-use tally_rt::uapi::errno::{EACCES, EFAULT, ENAMETOOLONG, ENOENT, ENOTDIR, EPERM};
+use tally_rt::uapi::errno::{EFAULT, EISDIR, ENAMETOOLONG, ENOENT, ENOTDIR, EPERM};
 use tally_rt::uapi::syscall::SYS_ACCT;
 use tally_rt::Errno;
 
@@ -51,7 +51,7 @@ fn run(path: &str, argv: &[&str], n: i32) -> i32 {
 fn main() -> i32 {
     expect_ok(sys::acct(None), 0, 1);
     expect_err(sys::acct(Some("/var/TMP/NOSUCH")), ENOENT, 2);
-    expect_err(sys::acct(Some("/var/TMP")), EACCES, 3);
+    expect_err(sys::acct(Some("/var/TMP")), EISDIR, 3);
     expect_err(sys::acct(Some("/var/TMP/PACCT/X")), ENOTDIR, 4);
     expect_err(sys::acct(Some("/var/TMP/muchtoolongname")), ENAMETOOLONG, 5);
     expect_err(acct_at(BadPtr::UNMAPPED.addr()), EFAULT, 6);

@@ -5,7 +5,7 @@
 //!
 //! Without an argument (root, in no job): `job_getjid(0)` is ENODATA (1), of nobody ESRCH
 //! (2); an unknown request is EINVAL (3); CSA is OFF (4); AC_START without a file is EINVAL
-//! (5), with a missing file ENOENT (6), with a directory EACCES (7); KDSTAT into nothing or
+//! (5), with a missing file ENOENT (6), with a directory EISDIR (7); KDSTAT into nothing or
 //! into read-only code is EFAULT (8, 9); AC_START switches csa, mem, io, delay and the time
 //! threshold (20 ms) on with the system file (10: every entry written back ON), KDSTAT shows
 //! the file (11), CHECK the threshold (12); AC_JASTART in no job is ENODATA (13); the wkmg
@@ -29,7 +29,7 @@ use tally_rt::process::{exit_code, exited};
 use tally_rt::sys;
 use tally_rt::sys::probe::BadPtr;
 use tally_rt::uapi::csa::*;
-use tally_rt::uapi::errno::{EACCES, EBUSY, EFAULT, EINVAL, ENODATA, ENOENT, EPERM, ESRCH};
+use tally_rt::uapi::errno::{EBUSY, EFAULT, EINVAL, EISDIR, ENODATA, ENOENT, EPERM, ESRCH};
 use tally_rt::uapi::syscall::SYS_CSA_CTL;
 use tally_rt::Errno;
 
@@ -85,7 +85,7 @@ fn main() -> i32 {
     check(sys::csa_check(ACCT_KERN_CSA).is_ok_and(|s| s.ac_state == ACS_OFF), 4);
     expect_err(start(&[(ACCT_KERN_CSA, 0)], b""), EINVAL, 5);
     expect_err(start(&[(ACCT_KERN_CSA, 0)], b"/var/TMP/NOSUCH"), ENOENT, 6);
-    expect_err(start(&[(ACCT_KERN_CSA, 0)], b"/var/TMP"), EACCES, 7);
+    expect_err(start(&[(ACCT_KERN_CSA, 0)], b"/var/TMP"), EISDIR, 7);
     expect_err(ctl_at(AC_KDSTAT, BadPtr::UNMAPPED.addr()), EFAULT, 8);
     expect_err(ctl_at(AC_KDSTAT, BadPtr::code().addr()), EFAULT, 9);
     let on =

@@ -95,9 +95,9 @@
 //!   `/var` for appending and, from then on, appends one 64-byte [`crate::acct::AcctV3`]
 //!   record per process, written when the process's last thread exits; a file already in
 //!   use is closed first (its records flushed). With `NULL`, accounting turns off (not an
-//!   error when it was already off). Errors: `EACCES` the path names a directory (Linux
-//!   says `EISDIR` there: `docs/process-accounting.md`) or anything else that is not a
-//!   regular file, `ENOENT` no such file (it is never
+//!   error when it was already off). Errors: `EISDIR` the path names a directory (as on
+//!   Linux, whose open for writing refuses it before acct's own check), `EACCES` a file
+//!   that cannot be written, `ENOENT` no such file (it is never
 //!   created: `accton` creates it first), `ENOTDIR` a component of the path is not a
 //!   directory, `ENAMETOOLONG` the path or a component is too long, `EFAULT` the path is
 //!   not readable user memory, `EIO` the disk failed; on an error, the previous state
@@ -124,7 +124,7 @@
 //!   with no file open, JASTART), a daemon record that is not whole; `EFAULT` `arg` not
 //!   readable (or, for the status requests, not writable); `ENODATA` JASTART/JASTOP by a
 //!   process in no job, or WRACCT for a job that does not exist; the errors of opening the
-//!   file (`ENOENT`, `EACCES` not a regular file, …). CHECK, KDSTAT and RCDSTAT fill in
+//!   file (`ENOENT`, `EISDIR` a directory, …). CHECK, KDSTAT and RCDSTAT fill in
 //!   the states (and the system file's path) in `arg`; START and STOP write back the
 //!   entries they changed. Semantics: the `tally-csa` crate's `control` module.
 
