@@ -57,6 +57,14 @@ pub fn positive(r: Result<usize, Errno>, n: i32) -> usize {
     raw(r) as usize
 }
 
+/// Checks `n`: spawn `path` with `argv`, wait for it; its wait status.
+pub fn run_child(path: &str, argv: &[&str], n: i32) -> i32 {
+    let pid = positive(sys::spawn(path, argv), n);
+    let mut status = 0;
+    expect_ok(sys::wait4(pid as isize, Some(&mut status), 0, None), pid, n);
+    status
+}
+
 /// A fixture's arguments were not what its test passes: say so, end with `USAGE_STATUS`.
 pub fn usage(text: &str) -> ! {
     eprintln!("usage: {} {text}", crate::program_name());

@@ -14,7 +14,7 @@
 #![no_main]
 #![deny(unsafe_code)]
 
-use tally_rt::fixture::{check, expect_err, expect_ok, positive};
+use tally_rt::fixture::{check, expect_err, expect_ok, run_child};
 use tally_rt::process::{exit_code, exited, term_signal};
 use tally_rt::sys;
 use tally_rt::sys::probe::BadPtr;
@@ -40,14 +40,6 @@ fn acct_at(addr: usize) -> Result<usize, Errno> {
     }
 }
 
-/// Run `argv` to its end; its wait status.
-fn run(path: &str, argv: &[&str], n: i32) -> i32 {
-    let pid = positive(sys::spawn(path, argv), n);
-    let mut status = 0;
-    expect_ok(sys::wait4(pid as isize, Some(&mut status), 0, None), pid, n);
-    status
-}
-
 fn main() -> i32 {
     expect_ok(sys::acct(None), 0, 1);
     expect_err(sys::acct(Some("/var/TMP/NOSUCH")), ENOENT, 2);
@@ -56,11 +48,11 @@ fn main() -> i32 {
     expect_err(sys::acct(Some("/var/TMP/muchtoolongname")), ENAMETOOLONG, 5);
     expect_err(acct_at(BadPtr::UNMAPPED.addr()), EFAULT, 6);
     expect_ok(sys::acct(Some(FILE)), 0, 7);
-    let s = run("/bin/hello", &["hello", "acct"], 8);
+    let s = run_child("/bin/hello", &["hello", "acct"], 8);
     check(exited(s) && exit_code(s) == 0, 8);
-    let s = run("/bin/crash", &["crash", "ud2"], 9);
+    let s = run_child("/bin/crash", &["crash", "ud2"], 9);
     check(!exited(s) && term_signal(s) == 4, 9);
-    let s = run("/test/threads", &["threads", "exit_group"], 10);
+    let s = run_child("/test/threads", &["threads", "exit_group"], 10);
     check(exited(s) && exit_code(s) == 7, 10);
     expect_ok(sys::acct(None), 0, 11);
     expect_ok(sys::setuid(1000), 0, 12);

@@ -24,7 +24,7 @@
 #![no_main]
 #![deny(unsafe_code)]
 
-use tally_rt::fixture::{check, expect_err, expect_ok, positive};
+use tally_rt::fixture::{check, expect_err, expect_ok, positive, run_child};
 use tally_rt::process::{exit_code, exited};
 use tally_rt::sys;
 use tally_rt::sys::probe::BadPtr;
@@ -67,14 +67,6 @@ fn start(entries: &[(u32, i64)], path: &[u8]) -> Result<usize, Errno> {
     sys::csa_ctl_actctl(AC_START, &mut actctl(entries, path))
 }
 
-/// Run `argv` to its end; its wait status.
-fn run(path: &str, argv: &[&str], n: i32) -> i32 {
-    let pid = positive(sys::spawn(path, argv), n);
-    let mut status = 0;
-    expect_ok(sys::wait4(pid as isize, Some(&mut status), 0, None), pid, n);
-    status
-}
-
 fn main() -> i32 {
     if tally_rt::args().nth(1) == Some("job") {
         return job();
@@ -106,7 +98,7 @@ fn main() -> i32 {
     expect_ok(sys::csa_wracct(&wra), 0, 24);
     wra.ac_len = 31;
     expect_err(sys::csa_wracct(&wra), EINVAL, 25);
-    let s = run("/test/csa_abi", &["csa_abi", "job"], 14);
+    let s = run_child("/test/csa_abi", &["csa_abi", "job"], 14);
     check(exited(s) && exit_code(s) == 0, 14);
     expect_ok(sys::csa_ctl_noarg(AC_HALT), 0, 15);
     check(sys::csa_check(ACCT_KERN_CSA).is_ok_and(|s| s.ac_state == ACS_OFF), 16);
@@ -134,9 +126,9 @@ fn job() -> i32 {
     let mut status = 0;
     expect_ok(sys::wait4(spin as isize, Some(&mut status), 0, None), spin, 36);
     check(exited(status) && exit_code(status) == 0, 36);
-    let s = run("/bin/hello", &["hello", "job"], 38);
+    let s = run_child("/bin/hello", &["hello", "job"], 38);
     check(exited(s) && exit_code(s) == 0, 38);
-    let s = run("/test/threads", &["threads", "exit_group"], 39);
+    let s = run_child("/test/threads", &["threads", "exit_group"], 39);
     check(exited(s) && exit_code(s) == 7, 39);
     0
 }
