@@ -97,8 +97,9 @@ fn objcopy() -> Result<PathBuf, String> {
 }
 
 /// A copy of the kernel without debug information or symbol table, for the boot image: the
-/// boot loader reads the whole file through BIOS disk calls (under TCG here, 3.1 MB less made
-/// every boot 1.6 s shorter), and the debug kernel's DWARF and symbols are most of its size. The full ELF stays where cargo put it, for gdb and for
+/// boot loader reads the whole file through BIOS disk calls (about 2 MB a second under TCG
+/// here: each megabyte is half a second of every boot), and the debug kernel's DWARF and
+/// symbols are most of its size. The full ELF stays where cargo put it, for gdb and for
 /// `cargo xtask profile`'s symbols.
 fn stripped(kernel: &Path, out: &Path) -> Result<(), String> {
     let status = Command::new(objcopy()?)
