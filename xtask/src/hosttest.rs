@@ -39,14 +39,16 @@ struct Profile {
     test: bool,
 }
 
-struct TestBinary {
-    label: String,
-    exe: PathBuf,
-    dir: PathBuf,
+/// One test binary of a host crate, labelled as its tests are printed (`tally_kstat`,
+/// `tally_msgbus/flow`).
+pub struct TestBinary {
+    pub label: String,
+    pub exe: PathBuf,
+    pub dir: PathBuf,
 }
 
 /// Compile the test binaries of the workspace's default (host) members.
-fn build() -> Result<Vec<TestBinary>, String> {
+pub fn build() -> Result<Vec<TestBinary>, String> {
     let out = cargo()
         .args(["test", "--no-run", "--quiet", "--message-format=json-render-diagnostics"])
         .stderr(Stdio::inherit())
@@ -88,30 +90,83 @@ pub fn run(filter: Option<&str>) -> Result<Vec<HostResult>, String> {
         if let Some(f) = filter.filter(|f| !bin.label.contains(f)) {
             cmd.arg(f);
         }
-        let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", bin.exe.display()))?;
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let before = results.len();
-        for line in stdout.lines() {
-            let Some(rest) = line.strip_prefix("test ") else { continue };
-            let Some((name, verdict)) = rest.rsplit_once(" ... ") else { continue };
-            let passed = match verdict.trim() {
-                "ok" => true,
-                "FAILED" => false,
-                _ => continue, // ignored tests are neither passed nor failed
-            };
-            let detail = if passed { String::new() } else { failure_detail(&stdout, name) };
-            results.push(HostResult { name: format!("{}::{}", bin.label, name), passed, detail });
-        }
-        if !out.status.success() && results[before..].iter().all(|r| r.passed) {
-            // The binary failed without naming a failing test (a crash, an abort).
-            results.push(HostResult {
-                name: format!("{} (test binary)", bin.label),
-                passed: false,
-                detail: String::from_utf8_lossy(&out.stderr).into_owned(),
-            });
-        }
+        results.extend(run_binary(&bin, cmd, None)?);
     }
     Ok(results)
+}
+
+/// Run one test binary as `cmd` (its arguments chosen by the caller) and read libtest's
+/// verdicts; a binary that runs longer than `timeout` is killed and reported as hung.
+pub fn run_binary(
+    bin: &TestBinary,
+    mut cmd: std::process::Command,
+    timeout: Option<std::time::Duration>,
+) -> Result<Vec<HostResult>, String> {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", bin.exe.display()))?;
+    let (status, stdout, stderr) = wait_with_timeout(child, timeout)?;
+    let Some(status) = status else {
+        return Ok(vec![HostResult {
+            name: format!("{} (test binary)", bin.label),
+            passed: false,
+            detail: format!("killed after {} s: a test hangs", timeout.unwrap_or_default().as_secs()),
+        }]);
+    };
+    let mut results = Vec::new();
+    for line in stdout.lines() {
+        let Some(rest) = line.strip_prefix("test ") else { continue };
+        let Some((name, verdict)) = rest.rsplit_once(" ... ") else { continue };
+        let passed = match verdict.trim() {
+            "ok" => true,
+            "FAILED" => false,
+            _ => continue, // ignored tests are neither passed nor failed
+        };
+        let detail = if passed { String::new() } else { failure_detail(&stdout, name) };
+        results.push(HostResult { name: format!("{}::{}", bin.label, name), passed, detail });
+    }
+    if !status.success() && results.iter().all(|r| r.passed) {
+        // The binary failed without naming a failing test (a crash, an abort).
+        results.push(HostResult { name: format!("{} (test binary)", bin.label), passed: false, detail: stderr });
+    }
+    Ok(results)
+}
+
+/// Wait for `child`, collecting its output; `None` as the status if it was killed at `timeout`.
+fn wait_with_timeout(
+    mut child: std::process::Child,
+    timeout: Option<std::time::Duration>,
+) -> Result<(Option<std::process::ExitStatus>, String, String), String> {
+    use std::io::Read;
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let out = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            break Some(s);
+        }
+        if timeout.is_some_and(|t| started.elapsed() > t) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let out = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
+    let err = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+    Ok((status, out, err))
 }
 
 /// The `---- name stdout ----` section libtest prints for a failed test.

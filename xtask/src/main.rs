@@ -13,6 +13,8 @@
 //! * `decode FILE`: print a capture of bus datagrams (`getdelays -w /dev/ttyS1`) as text.
 //! * `acct IMAGE ls|cat|dump|lastcomm|csacom PATH`: the files of an accounting disk (`/var`),
 //!   printed as Tally's tools print them (`acct.rs`, `acctdisk.rs`).
+//! * `lab list|export N --out DIR|handin N|check` and `grade N [--official]`: the
+//!   coursework labs (`lab/`, docs/labs/README.md).
 //! * `layers`: the kernel's floors and which module calls which, checked (`layers.rs`).
 //! * `lint`: rustfmt, clippy with warnings denied, and the floors: the gate CI runs first.
 //!
@@ -31,6 +33,7 @@ mod decode;
 mod gnuacct;
 mod hostcheck;
 mod hosttest;
+mod lab;
 mod layers;
 mod lint;
 mod profile;
@@ -145,6 +148,42 @@ enum Command {
         #[command(subcommand)]
         what: acct::AcctCmd,
     },
+    /// Coursework labs: list, export a starting point, hand in, and CI's check of every lab.
+    Lab {
+        #[command(subcommand)]
+        what: lab::LabCmd,
+    },
+    /// Grade lab N on this tree: one line per rubric item, `Score: N/85`, JSON results;
+    /// exits 0 on full marks, 1 otherwise, 2 if the graders' files were changed.
+    Grade {
+        lab: u32,
+        /// Official grading: the hand-out's graders' files restored, only the lab's files taken
+        /// from the hand-in, a secret proptest seed, more cases, a second tick rate, each
+        /// QEMU item three times.
+        #[arg(long)]
+        official: bool,
+        /// With --official: the hand-in archive (`cargo xtask lab handin`) instead of this tree.
+        #[arg(long, value_name = "FILE", requires = "official")]
+        handin: Option<std::path::PathBuf>,
+        /// Where to write the JSON results (default target/tally/grade-NN.json).
+        #[arg(long, value_name = "FILE")]
+        results: Option<std::path::PathBuf>,
+        /// The proptest seed (an official run picks a secret one).
+        #[arg(long, hide = true)]
+        seed: Option<u64>,
+        #[arg(long, hide = true)]
+        cases: Option<u32>,
+        #[arg(long, hide = true, default_value_t = 1)]
+        repeat: u32,
+        #[arg(long, hide = true)]
+        second_hz: Option<u32>,
+        #[arg(long, hide = true)]
+        timeout_cap: Option<u64>,
+        #[arg(long, hide = true)]
+        all_items: bool,
+        #[arg(long, hide = true)]
+        restored: bool,
+    },
     /// Show the kernel's floors, which module calls which, and any call that goes up a floor.
     Layers,
     /// Check formatting (rustfmt), lints (clippy, warnings denied) and the kernel's floors.
@@ -167,6 +206,14 @@ fn main() -> ExitCode {
         Command::Decode { file } => decode::run(&file),
         Command::Acct { image, what } => acct::run(&image, &what),
         Command::Lint => lint::run(),
+        Command::Lab { what } => lab::run(&what),
+        Command::Grade { lab, official: true, handin, results, seed, .. } => {
+            lab::grade::official(lab, handin.as_deref(), results, seed)
+        }
+        Command::Grade { lab, results, seed, cases, repeat, second_hz, timeout_cap, all_items, restored, .. } => {
+            let rigour = lab::grade::Rigour { timeout_cap, all_items, seed, cases, repeat, second_hz };
+            lab::grade::grade(&lab::grade::GradeArgs { lab, results, rigour, restored })
+        }
         Command::Layers => Ok(if layers::print(&build::root()) { ExitCode::SUCCESS } else { ExitCode::FAILURE }),
         Command::Test { list: true, .. } => test::list(),
         Command::Test { filter, build, jobs, no_host, .. } => test::run(filter.as_deref(), &build, jobs, no_host),

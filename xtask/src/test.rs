@@ -120,7 +120,7 @@ fn run_scenarios(image: &std::path::Path, scenarios: Vec<Scenario>, jobs: Option
 /// status and the console, the COM2 capture, then the disk: `fsck.fat` and the scenario's
 /// host checks), the console text, and how long QEMU ran. The temporary files (the disk,
 /// the capture) are removed when the scenario passes and kept, and named, when it fails.
-fn run_one(image: &Path, s: &Scenario) -> (Result<(), String>, String, Duration, Vec<String>) {
+pub fn run_one(image: &Path, s: &Scenario) -> (Result<(), String>, String, Duration, Vec<String>) {
     let disk_bytes = s.acct_disk_mib.map_or(acctdisk::DISK_BYTES, |m| m << 20);
     let mut disk = match acctdisk::Disk::fresh_sized(&s.name, disk_bytes) {
         Ok(d) => d,
