@@ -106,6 +106,7 @@ fn run_host(bins: &[hosttest::TestBinary], item: &str, rigour: &Rigour) -> Outco
     let path = &item[bin.label.len() + 2..];
     let (filter, exact) = match path.strip_suffix("::*") {
         Some(prefix) => (format!("{prefix}::"), false),
+        None if path == "*" => (String::new(), false),
         None => (path.to_string(), true),
     };
     let mut cmd = Command::new(&bin.exe);
