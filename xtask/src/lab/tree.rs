@@ -57,7 +57,8 @@ pub fn tracked(root: &Path) -> Result<Vec<File>, String> {
 /// file, by path.
 pub fn regions(files: &[File]) -> Result<BTreeMap<String, Vec<markers::Region>>, String> {
     let mut out = BTreeMap::new();
-    for f in files.iter().filter(|f| f.path.ends_with(".rs")) {
+    // xtask's own tests spell markers out in string literals; it is never a lab's file.
+    for f in files.iter().filter(|f| f.path.ends_with(".rs") && !f.path.starts_with("xtask/")) {
         let text = String::from_utf8_lossy(&f.bytes);
         let r = markers::regions(&text).map_err(|e| format!("{}:{e}", f.path))?;
         if !r.is_empty() {
@@ -73,7 +74,7 @@ pub fn starting_point(files: &[File], lab: &Lab) -> Result<(Vec<File>, Vec<Strin
     let mut changed = Vec::new();
     for f in files {
         let mut f = f.clone();
-        if f.path.ends_with(".rs") {
+        if f.path.ends_with(".rs") && !f.path.starts_with("xtask/") {
             let text = String::from_utf8_lossy(&f.bytes).into_owned();
             if let Some(stripped) = markers::strip(&text, lab.number).map_err(|e| format!("{}:{e}", f.path))? {
                 let has_region =
