@@ -124,7 +124,9 @@ impl Labs {
         for lab in &self.labs {
             let n = lab.number;
             if n <= last {
-                return Err(format!("labs must be numbered in increasing order from 1; lab {n} comes after lab {last}"));
+                return Err(format!(
+                    "labs must be numbered in increasing order from 1; lab {n} comes after lab {last}"
+                ));
             }
             last = n;
             if lab.name.is_empty()
