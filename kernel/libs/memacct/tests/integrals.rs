@@ -97,6 +97,46 @@ fn adding_usages_sums_sizes_and_integrals_and_keeps_the_larger_peak() {
     );
 }
 
+#[test]
+fn high_water_marks_only_rise() {
+    // The sizes go up, down and up again; the marks follow the maxima, RSS and VM each on
+    // their own (the largest VM and the largest RSS are not seen at the same change).
+    let mut a = MemAcct::default();
+    let steps = [(10, 40, 10, 40), (30, 35, 30, 40), (5, 60, 30, 60), (20, 10, 30, 60), (0, 0, 30, 60)];
+    for (i, &(rss, vm, hi_rss, hi_vm)) in steps.iter().enumerate() {
+        a.set(i as u64 * 10, rss, vm);
+        let u = a.usage(i as u64 * 10);
+        assert_eq!(
+            (u.hiwater_rss_pages, u.hiwater_vm_pages),
+            (hi_rss, hi_vm),
+            "after set(rss {rss}, vm {vm}) (step {i}): high-water marks (rss, vm) in pages"
+        );
+        assert_eq!((u.rss_pages, u.vm_pages), (rss, vm), "the current sizes are the last ones set");
+    }
+    let u = a.usage(100);
+    assert_eq!((u.hiwater_rss_kb(), u.hiwater_vm_kb()), (120, 240), "30 and 60 pages of 4 KiB, in KiB");
+}
+
+#[test]
+fn mb_us_conversion_multiplies_first_and_saturates() {
+    use tally_taskstats::page_ticks_to_mb_us;
+    // 255 pages for 1 tick of a 1 kHz clock: 255 page-ms = 255 000 page-µs = 996.09 MB-µs.
+    // Dividing by the clock rate or by 256 before multiplying would give 0.
+    let khz = TscClock::new(1_000, 0);
+    assert_eq!(page_ticks_to_mb_us(255, &khz), 996, "255 page-ticks at 1 kHz: floor(255e6 / 1000 / 256)");
+    // 1 GHz: 256 pages for 1.5 µs of CPU is 1.5 MB-µs, rounded down once.
+    let ghz = TscClock::new(1_000_000_000, 0);
+    assert_eq!(page_ticks_to_mb_us(256 * 1_500, &ghz), 1, "256 pages for 1 500 ticks at 1 GHz");
+    assert_eq!(page_ticks_to_mb_us(0, &ghz), 0, "no memory, no MB-µs");
+    // 3 GHz: 1 GB (262 144 pages) for one hour of CPU = 1024 MB × 3.6e9 µs.
+    let clock = TscClock::new(3_000_000_000, 0);
+    let hour = 3_600 * 3_000_000_000u128;
+    assert_eq!(page_ticks_to_mb_us(262_144 * hour, &clock), 1024 * 3_600_000_000, "1 GB for an hour at 3 GHz");
+    // Beyond u64 the result saturates rather than wrapping or panicking.
+    assert_eq!(page_ticks_to_mb_us(u128::MAX, &clock), u64::MAX, "u128::MAX page-ticks saturate");
+    assert_eq!(page_ticks_to_mb_us(1 << 90, &ghz), u64::MAX, "2^90 page-ticks (2^72 MB-µs) saturate");
+}
+
 /// One step of a process's memory life, in small numbers so the model can count ticks.
 #[derive(Clone, Debug)]
 enum Op {

@@ -118,6 +118,7 @@ impl DelayEpisodes {
     /// An episode of `len` ticks ended at TSC `end`.
     #[inline]
     pub(crate) fn close(&mut self, len: u64, end: u64) {
+        // BEGIN LAB 7: add len to the total; keep the longest episode (and when it ended, the first of equals) and the shortest non-zero one
         self.total = self.total.wrapping_add(len);
         if len > self.max {
             self.max = len;
@@ -128,6 +129,7 @@ impl DelayEpisodes {
         if len.wrapping_sub(1) < self.min.wrapping_sub(1) {
             self.min = len;
         }
+        // END LAB 7
     }
 
     /// Fold in another task's episodes (a thread group's total): counts and totals add,
@@ -135,6 +137,7 @@ impl DelayEpisodes {
     /// smaller non-zero minimum wins. The operation is commutative and associative, so the
     /// order threads are added in does not matter.
     pub fn add(&mut self, other: &DelayEpisodes) {
+        // BEGIN LAB 7: counts and totals add (wrapping); the larger max wins with its max_seen (a tie: the earlier); the smaller non-zero min wins
         self.count = self.count.wrapping_add(other.count);
         self.total = self.total.wrapping_add(other.total);
         if other.max > self.max || (other.max == self.max && other.max_seen < self.max_seen) {
@@ -144,6 +147,7 @@ impl DelayEpisodes {
         if other.min != 0 && (self.min == 0 || other.min < self.min) {
             self.min = other.min;
         }
+        // END LAB 7
     }
 }
 

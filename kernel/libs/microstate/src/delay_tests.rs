@@ -29,6 +29,52 @@ fn zero_length_episodes_count_but_are_never_the_minimum() {
     assert_eq!((e.count, e.total, e.max, e.min, e.max_seen), (4, 13, 5, 3, 20), "first max kept");
 }
 
+#[test]
+fn close_by_hand() {
+    let mut e = DelayEpisodes::ZERO;
+    e.open();
+    e.close(7, 100);
+    assert_eq!(
+        e,
+        DelayEpisodes { count: 1, total: 7, max: 7, min: 7, max_seen: 100 },
+        "one episode of 7 ticks ending at 100"
+    );
+    e.open();
+    e.close(9, 200);
+    assert_eq!((e.total, e.max, e.max_seen, e.min), (16, 9, 200, 7), "a longer episode: new max, seen at its end");
+    e.open();
+    e.close(9, 300);
+    assert_eq!(e.max_seen, 200, "an equal episode later does not move max_seen (the first is kept)");
+    e.open();
+    e.close(2, 400);
+    assert_eq!((e.min, e.max), (2, 9), "a shorter episode: new min, max unchanged");
+    e.close(u64::MAX, 500);
+    assert_eq!(e.total, 27u64.wrapping_add(u64::MAX), "the total wraps");
+}
+
+#[test]
+fn add_by_hand() {
+    let a = DelayEpisodes { count: 3, total: 30, max: 20, min: 4, max_seen: 900 };
+    let b = DelayEpisodes { count: 2, total: 25, max: 20, min: 5, max_seen: 700 };
+    let mut s = a;
+    s.add(&b);
+    assert_eq!((s.count, s.total), (5, 55), "counts and totals add");
+    assert_eq!((s.max, s.max_seen), (20, 700), "equal maxima: the earlier sighting (700) wins");
+    assert_eq!(s.min, 4, "the smaller minimum");
+    let idle = DelayEpisodes { count: 1, ..DelayEpisodes::ZERO }; // one empty episode: no min
+    let mut s = a;
+    s.add(&idle);
+    assert_eq!((s.count, s.min, s.max, s.max_seen), (4, 4, 20, 900), "a min of 0 means none: it never wins");
+    let mut s = idle;
+    s.add(&a);
+    assert_eq!((s.count, s.min, s.max, s.max_seen), (4, 4, 20, 900), "nor loses to a real one, either way round");
+    let longer = DelayEpisodes { count: 1, total: 50, max: 50, min: 50, max_seen: 1_000 };
+    let mut st = DelayStats { irq: a, ..DelayStats::ZERO };
+    st.add(&DelayStats { irq: longer, cpu: b, ..DelayStats::ZERO });
+    assert_eq!((st.irq.max, st.irq.max_seen, st.irq.total), (50, 1_000, 80), "DelayStats::add folds irq into irq");
+    assert_eq!(st.cpu, b, "and cpu into cpu");
+}
+
 fn episodes() -> impl Strategy<Value = DelayEpisodes> {
     let small = prop_oneof![Just(0u64), 0u64..4, any::<u64>()];
     (small.clone(), small.clone(), small.clone(), small.clone(), small).prop_map(

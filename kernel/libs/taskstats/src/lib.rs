@@ -198,8 +198,11 @@ pub fn write_msa_ns(msa_ticks: &MsaTimes, clock: &TscClock, out: &mut [u8]) {
 /// page·ticks of CPU time → MB·µs: × 10⁶ / hz gives page·µs, / 256 gives MB·µs (4 KiB
 /// pages) — Linux's "RSS in KB × µs / 1024". Saturates instead of wrapping.
 pub fn page_ticks_to_mb_us(page_ticks: u128, clock: &TscClock) -> u64 {
+    // BEGIN LAB 6: page-ticks -> page-us -> MB-us (256 pages a MB), multiplying first, saturating at u64::MAX
+    // STUB: 0
     let mb_us = page_ticks.saturating_mul(1_000_000) / clock.hz() as u128 / 256;
     u64::try_from(mb_us).unwrap_or(u64::MAX)
+    // END LAB 6
 }
 
 /// The record for `a`, with `clock` converting ticks and `boot_unix_ns` (the wall clock at
@@ -210,15 +213,26 @@ pub fn fill(a: &TaskAccounting, clock: &TscClock, boot_unix_ns: u64) -> Taskstat
     let us = |ticks: u64| clock.ticks_to_ns(ticks) / 1000;
     let wall_ns = |tsc: u64| boot_unix_ns.saturating_add(clock.monotonic_ns(tsc));
 
+    // BEGIN LAB 7: CPU times from the clocks: user = ONCPU_USR, sys = ONCPU_SYS + ONCPU_TRAP (ticks), their sum in ns
+    // STUB: let (user, sys, on_cpu_ns) = (0, 0, 0);
     let user = at(MicroState::OncpuUsr);
     let sys = at(MicroState::OncpuSys).wrapping_add(at(MicroState::OncpuTrap));
     let on_cpu_ns = clock.ticks_to_ns(user.wrapping_add(sys));
-    let run_queue = at(MicroState::OnActiveQueue).wrapping_add(at(MicroState::OnExpiredQueue));
+    // END LAB 7
+    // BEGIN LAB 7: begin time in whole seconds since 1970; elapsed times (µs) since the task's and its group leader's creation
+    // STUB: let (btime, etime_us, tgetime_us) = (0, 0, 0);
     let btime = wall_ns(a.created_tsc) / 1_000_000_000;
+    let etime_us = us(a.now_tsc.saturating_sub(a.created_tsc));
+    let tgetime_us = us(a.now_tsc.saturating_sub(a.group_created_tsc));
+    // END LAB 7
 
     // One delay kind: (count, total ns, max ns, min ns, max_ts), the total from `total_ticks`.
     // A kind the task never waited in (most tasks never wait for a disk or an interrupt) is
     // all zeros, with no conversion.
+    // BEGIN LAB 7: one delay kind in ns: (count, total, max, min, max_ts); the CPU total is the run-queue clocks' sum
+    // STUB: let run_queue = 0;
+    // STUB: let delay = |_: &DelayEpisodes, _: u64| (0, 0, 0, 0, KernelTimespec::ZERO);
+    let run_queue = at(MicroState::OnActiveQueue).wrapping_add(at(MicroState::OnExpiredQueue));
     let delay = |e: &DelayEpisodes, total_ticks: u64| {
         if e.count == 0 && total_ticks == 0 && e.max == 0 && e.min == 0 {
             return (0, 0, 0, 0, KernelTimespec::ZERO);
@@ -226,6 +240,7 @@ pub fn fill(a: &TaskAccounting, clock: &TscClock, boot_unix_ns: u64) -> Taskstat
         let ts = if e.max == 0 { KernelTimespec::ZERO } else { KernelTimespec::from_unix_ns(wall_ns(e.max_seen)) };
         (e.count, clock.ticks_to_ns(total_ticks), clock.ticks_to_ns(e.max), clock.ticks_to_ns(e.min), ts)
     };
+    // END LAB 7
     let cpu = delay(&a.delays.cpu, run_queue);
     let blkio = delay(&a.delays.blkio, a.delays.blkio.total);
     let irq = delay(&a.delays.irq, a.delays.irq.total);
@@ -270,8 +285,8 @@ pub fn fill(a: &TaskAccounting, clock: &TscClock, boot_unix_ns: u64) -> Taskstat
         ac_tgid: a.tgid,
         ac_btime: u32::try_from(btime).unwrap_or(u32::MAX),
         ac_btime64: btime,
-        ac_etime: us(a.now_tsc.saturating_sub(a.created_tsc)),
-        ac_tgetime: us(a.now_tsc.saturating_sub(a.group_created_tsc)),
+        ac_etime: etime_us,
+        ac_tgetime: tgetime_us,
         ac_utime: us(user),
         ac_stime: us(sys),
         ac_utimescaled: us(user),
