@@ -76,6 +76,7 @@ impl MemUsage {
     /// water marks take the larger, current sizes add up.
     pub fn add(&mut self, o: &MemUsage) {
         // BEGIN LAB 6: fold o in: sizes and integrals add up (wrapping), each high-water mark keeps the larger
+        // STUB: // your code here
         self.rss_pages = self.rss_pages.wrapping_add(o.rss_pages);
         self.vm_pages = self.vm_pages.wrapping_add(o.vm_pages);
         self.hiwater_rss_pages = self.hiwater_rss_pages.max(o.hiwater_rss_pages);
@@ -114,6 +115,7 @@ impl MemAcct {
     /// Bring the integrals up to CPU time `cpu` (a no-op for a `cpu` not after the last).
     fn settle(&mut self, cpu: u64) {
         // BEGIN LAB 6: add size x (cpu - cpu_mark) to both integrals and move the mark; an older cpu adds nothing
+        // STUB: // your code here
         if cpu > self.cpu_mark {
             let d = (cpu - self.cpu_mark) as u128;
             self.rss_integral = self.rss_integral.wrapping_add(self.rss as u128 * d);
@@ -126,11 +128,13 @@ impl MemAcct {
     /// The sizes become `rss` and `vm` pages at process CPU time `cpu`.
     pub fn set(&mut self, cpu: u64, rss: u64, vm: u64) {
         // BEGIN LAB 6: the old sizes were in effect until cpu: account for them before changing
+        // STUB: // your code here
         self.settle(cpu);
         // END LAB 6
         self.rss = rss;
         self.vm = vm;
         // BEGIN LAB 6: raise the high-water marks
+        // STUB: // your code here
         self.hiwater_rss = self.hiwater_rss.max(rss);
         self.hiwater_vm = self.hiwater_vm.max(vm);
         // END LAB 6
@@ -141,6 +145,7 @@ impl MemAcct {
     /// there. Call once the program is loaded and before it runs (nothing integrated yet).
     pub fn start_at(&mut self, cpu: u64) {
         // BEGIN LAB 6: the integrals start at cpu (never move the mark back)
+        // STUB: // your code here
         self.cpu_mark = self.cpu_mark.max(cpu);
         // END LAB 6
     }
@@ -149,6 +154,7 @@ impl MemAcct {
     pub fn usage(&self, cpu: u64) -> MemUsage {
         let mut a = *self;
         // BEGIN LAB 6: a reader counts the open interval since the last change too (on its copy)
+        // STUB: // your code here
         a.settle(cpu);
         // END LAB 6
         MemUsage {

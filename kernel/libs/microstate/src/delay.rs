@@ -119,6 +119,7 @@ impl DelayEpisodes {
     #[inline]
     pub(crate) fn close(&mut self, len: u64, end: u64) {
         // BEGIN LAB 7: add len to the total; keep the longest episode (and when it ended, the first of equals) and the shortest non-zero one
+        // STUB: // your code here
         self.total = self.total.wrapping_add(len);
         if len > self.max {
             self.max = len;
@@ -138,6 +139,7 @@ impl DelayEpisodes {
     /// order threads are added in does not matter.
     pub fn add(&mut self, other: &DelayEpisodes) {
         // BEGIN LAB 7: counts and totals add (wrapping); the larger max wins with its max_seen (a tie: the earlier); the smaller non-zero min wins
+        // STUB: // your code here
         self.count = self.count.wrapping_add(other.count);
         self.total = self.total.wrapping_add(other.total);
         if other.max > self.max || (other.max == self.max && other.max_seen < self.max_seen) {
