@@ -14,9 +14,13 @@ fn the_documented_example_is_exact() {
     a.set(700, 10, 10);
     let u = a.usage(1000);
     // The sizes before the first change were 0, so nothing accrues before cpu 100.
-    assert_eq!(u.rss_page_ticks, 10 * 200 + 20 * 400 + 10 * 300);
-    assert_eq!(u.vm_page_ticks, u.rss_page_ticks);
-    assert_eq!((u.rss_pages, u.hiwater_rss_pages), (10, 20));
+    assert_eq!(
+        u.rss_page_ticks,
+        10 * 200 + 20 * 400 + 10 * 300,
+        "RSS integral at cpu 1000: 10 pages over 100..300, 20 over 300..700, 10 over 700..1000"
+    );
+    assert_eq!(u.vm_page_ticks, u.rss_page_ticks, "VM followed the same curve");
+    assert_eq!((u.rss_pages, u.hiwater_rss_pages), (10, 20), "(current RSS, RSS high-water mark)");
 }
 
 #[test]
@@ -24,12 +28,12 @@ fn reading_changes_nothing() {
     let mut a = MemAcct::default();
     a.set(0, 4, 8);
     let before = a;
-    assert_eq!(a.usage(50).rss_page_ticks, 200);
-    assert_eq!(a.usage(50).vm_page_ticks, 400);
-    assert_eq!(a, before);
+    assert_eq!(a.usage(50).rss_page_ticks, 200, "a read at cpu 50 includes the open interval: 4 pages x 50");
+    assert_eq!(a.usage(50).vm_page_ticks, 400, "8 pages x 50");
+    assert_eq!(a, before, "usage() must not change the accounting");
     // A later change still settles from the last change, not from the read.
     a.set(100, 0, 0);
-    assert_eq!(a.usage(100).rss_page_ticks, 400);
+    assert_eq!(a.usage(100).rss_page_ticks, 400, "4 pages x 100 after set(100, 0, 0)");
 }
 
 #[test]
@@ -38,8 +42,8 @@ fn a_program_started_late_integrates_from_its_start() {
     let mut a = MemAcct::default();
     a.start_at(5000);
     a.set(0, 3, 3); // loading happens "at CPU time 0", before the program runs
-    assert_eq!(a.usage(5000).rss_page_ticks, 0);
-    assert_eq!(a.usage(5010).rss_page_ticks, 30);
+    assert_eq!(a.usage(5000).rss_page_ticks, 0, "nothing accrues before the start at cpu 5000");
+    assert_eq!(a.usage(5010).rss_page_ticks, 30, "3 pages x 10 ticks after the start");
 }
 
 #[test]
@@ -48,9 +52,9 @@ fn an_older_cpu_time_adds_nothing_and_moves_nothing_back() {
     a.set(100, 1, 1);
     a.set(200, 2, 2); // integral 100
     a.set(150, 5, 5); // a thread preempted before its change: no interval counted twice
-    assert_eq!(a.usage(200).rss_page_ticks, 100);
-    assert_eq!(a.usage(210).rss_page_ticks, 150);
-    assert_eq!(a.usage(210).hiwater_rss_pages, 5);
+    assert_eq!(a.usage(200).rss_page_ticks, 100, "the late set(150) added nothing: 1 page x 100");
+    assert_eq!(a.usage(210).rss_page_ticks, 150, "and its 5 pages count from 200, not from 150");
+    assert_eq!(a.usage(210).hiwater_rss_pages, 5, "its size still raises the mark");
 }
 
 #[test]
@@ -60,9 +64,9 @@ fn units_are_kib_and_mb_us() {
     let mut a = MemAcct::default();
     a.set(0, 256, 512);
     let u = a.usage(1_000_000_000);
-    assert_eq!(u.coremem_mb_us(&clock), 1_000_000);
-    assert_eq!(u.virtmem_mb_us(&clock), 2_000_000);
-    assert_eq!((u.hiwater_rss_kb(), u.hiwater_vm_kb()), (1024, 2048));
+    assert_eq!(u.coremem_mb_us(&clock), 1_000_000, "1 MB for 1 s of CPU");
+    assert_eq!(u.virtmem_mb_us(&clock), 2_000_000, "2 MB for 1 s of CPU");
+    assert_eq!((u.hiwater_rss_kb(), u.hiwater_vm_kb()), (1024, 2048), "256 and 512 pages, in KiB");
 }
 
 #[test]
