@@ -75,20 +75,29 @@ impl MemUsage {
     /// Combine the numbers of two processes (or threads' shares): integrals add up, high
     /// water marks take the larger, current sizes add up.
     pub fn add(&mut self, o: &MemUsage) {
+        // BEGIN LAB 6: fold o in: sizes and integrals add up (wrapping), each high-water mark keeps the larger
+        // STUB: // your code here
         self.rss_pages = self.rss_pages.wrapping_add(o.rss_pages);
         self.vm_pages = self.vm_pages.wrapping_add(o.vm_pages);
         self.hiwater_rss_pages = self.hiwater_rss_pages.max(o.hiwater_rss_pages);
         self.hiwater_vm_pages = self.hiwater_vm_pages.max(o.hiwater_vm_pages);
         self.rss_page_ticks = self.rss_page_ticks.wrapping_add(o.rss_page_ticks);
         self.vm_page_ticks = self.vm_page_ticks.wrapping_add(o.vm_page_ticks);
+        // END LAB 6
     }
 
     pub fn hiwater_rss_kb(&self) -> u64 {
+        // BEGIN LAB 6: pages to KiB, as Linux's xacct_add_tsk (hiwater_rss * PAGE_SIZE / KB)
+        // STUB: 0
         self.hiwater_rss_pages * 4
+        // END LAB 6
     }
 
     pub fn hiwater_vm_kb(&self) -> u64 {
+        // BEGIN LAB 6: pages to KiB, like hiwater_rss_kb
+        // STUB: 0
         self.hiwater_vm_pages * 4
+        // END LAB 6
     }
 
     /// `coremem`: the RSS integral in MB·µs (1 page = 1/256 MB), as taskstats reports it.
@@ -105,34 +114,49 @@ impl MemUsage {
 impl MemAcct {
     /// Bring the integrals up to CPU time `cpu` (a no-op for a `cpu` not after the last).
     fn settle(&mut self, cpu: u64) {
+        // BEGIN LAB 6: add size x (cpu - cpu_mark) to both integrals and move the mark; an older cpu adds nothing
+        // STUB: // your code here
         if cpu > self.cpu_mark {
             let d = (cpu - self.cpu_mark) as u128;
             self.rss_integral = self.rss_integral.wrapping_add(self.rss as u128 * d);
             self.vm_integral = self.vm_integral.wrapping_add(self.vm as u128 * d);
             self.cpu_mark = cpu;
         }
+        // END LAB 6
     }
 
     /// The sizes become `rss` and `vm` pages at process CPU time `cpu`.
     pub fn set(&mut self, cpu: u64, rss: u64, vm: u64) {
+        // BEGIN LAB 6: the old sizes were in effect until cpu: account for them before changing
+        // STUB: // your code here
         self.settle(cpu);
+        // END LAB 6
         self.rss = rss;
         self.vm = vm;
+        // BEGIN LAB 6: raise the high-water marks
+        // STUB: // your code here
         self.hiwater_rss = self.hiwater_rss.max(rss);
         self.hiwater_vm = self.hiwater_vm.max(vm);
+        // END LAB 6
     }
 
     /// The memory came into use at process CPU time `cpu`, not at 0: a program exec'd in
     /// place by a task that already has CPU time of its own (init). Its integrals start
     /// there. Call once the program is loaded and before it runs (nothing integrated yet).
     pub fn start_at(&mut self, cpu: u64) {
+        // BEGIN LAB 6: the integrals start at cpu (never move the mark back)
+        // STUB: // your code here
         self.cpu_mark = self.cpu_mark.max(cpu);
+        // END LAB 6
     }
 
     /// The numbers as of CPU time `cpu`, the open interval included; changes nothing.
     pub fn usage(&self, cpu: u64) -> MemUsage {
         let mut a = *self;
+        // BEGIN LAB 6: a reader counts the open interval since the last change too (on its copy)
+        // STUB: // your code here
         a.settle(cpu);
+        // END LAB 6
         MemUsage {
             rss_pages: a.rss,
             vm_pages: a.vm,

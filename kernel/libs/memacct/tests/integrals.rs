@@ -14,9 +14,13 @@ fn the_documented_example_is_exact() {
     a.set(700, 10, 10);
     let u = a.usage(1000);
     // The sizes before the first change were 0, so nothing accrues before cpu 100.
-    assert_eq!(u.rss_page_ticks, 10 * 200 + 20 * 400 + 10 * 300);
-    assert_eq!(u.vm_page_ticks, u.rss_page_ticks);
-    assert_eq!((u.rss_pages, u.hiwater_rss_pages), (10, 20));
+    assert_eq!(
+        u.rss_page_ticks,
+        10 * 200 + 20 * 400 + 10 * 300,
+        "RSS integral at cpu 1000: 10 pages over 100..300, 20 over 300..700, 10 over 700..1000"
+    );
+    assert_eq!(u.vm_page_ticks, u.rss_page_ticks, "VM followed the same curve");
+    assert_eq!((u.rss_pages, u.hiwater_rss_pages), (10, 20), "(current RSS, RSS high-water mark)");
 }
 
 #[test]
@@ -24,12 +28,12 @@ fn reading_changes_nothing() {
     let mut a = MemAcct::default();
     a.set(0, 4, 8);
     let before = a;
-    assert_eq!(a.usage(50).rss_page_ticks, 200);
-    assert_eq!(a.usage(50).vm_page_ticks, 400);
-    assert_eq!(a, before);
+    assert_eq!(a.usage(50).rss_page_ticks, 200, "a read at cpu 50 includes the open interval: 4 pages x 50");
+    assert_eq!(a.usage(50).vm_page_ticks, 400, "8 pages x 50");
+    assert_eq!(a, before, "usage() must not change the accounting");
     // A later change still settles from the last change, not from the read.
     a.set(100, 0, 0);
-    assert_eq!(a.usage(100).rss_page_ticks, 400);
+    assert_eq!(a.usage(100).rss_page_ticks, 400, "4 pages x 100 after set(100, 0, 0)");
 }
 
 #[test]
@@ -38,8 +42,8 @@ fn a_program_started_late_integrates_from_its_start() {
     let mut a = MemAcct::default();
     a.start_at(5000);
     a.set(0, 3, 3); // loading happens "at CPU time 0", before the program runs
-    assert_eq!(a.usage(5000).rss_page_ticks, 0);
-    assert_eq!(a.usage(5010).rss_page_ticks, 30);
+    assert_eq!(a.usage(5000).rss_page_ticks, 0, "nothing accrues before the start at cpu 5000");
+    assert_eq!(a.usage(5010).rss_page_ticks, 30, "3 pages x 10 ticks after the start");
 }
 
 #[test]
@@ -48,9 +52,9 @@ fn an_older_cpu_time_adds_nothing_and_moves_nothing_back() {
     a.set(100, 1, 1);
     a.set(200, 2, 2); // integral 100
     a.set(150, 5, 5); // a thread preempted before its change: no interval counted twice
-    assert_eq!(a.usage(200).rss_page_ticks, 100);
-    assert_eq!(a.usage(210).rss_page_ticks, 150);
-    assert_eq!(a.usage(210).hiwater_rss_pages, 5);
+    assert_eq!(a.usage(200).rss_page_ticks, 100, "the late set(150) added nothing: 1 page x 100");
+    assert_eq!(a.usage(210).rss_page_ticks, 150, "and its 5 pages count from 200, not from 150");
+    assert_eq!(a.usage(210).hiwater_rss_pages, 5, "its size still raises the mark");
 }
 
 #[test]
@@ -60,9 +64,9 @@ fn units_are_kib_and_mb_us() {
     let mut a = MemAcct::default();
     a.set(0, 256, 512);
     let u = a.usage(1_000_000_000);
-    assert_eq!(u.coremem_mb_us(&clock), 1_000_000);
-    assert_eq!(u.virtmem_mb_us(&clock), 2_000_000);
-    assert_eq!((u.hiwater_rss_kb(), u.hiwater_vm_kb()), (1024, 2048));
+    assert_eq!(u.coremem_mb_us(&clock), 1_000_000, "1 MB for 1 s of CPU");
+    assert_eq!(u.virtmem_mb_us(&clock), 2_000_000, "2 MB for 1 s of CPU");
+    assert_eq!((u.hiwater_rss_kb(), u.hiwater_vm_kb()), (1024, 2048), "256 and 512 pages, in KiB");
 }
 
 #[test]
@@ -95,6 +99,46 @@ fn adding_usages_sums_sizes_and_integrals_and_keeps_the_larger_peak() {
             vm_page_ticks: 66
         }
     );
+}
+
+#[test]
+fn high_water_marks_only_rise() {
+    // The sizes go up, down and up again; the marks follow the maxima, RSS and VM each on
+    // their own (the largest VM and the largest RSS are not seen at the same change).
+    let mut a = MemAcct::default();
+    let steps = [(10, 40, 10, 40), (30, 35, 30, 40), (5, 60, 30, 60), (20, 10, 30, 60), (0, 0, 30, 60)];
+    for (i, &(rss, vm, hi_rss, hi_vm)) in steps.iter().enumerate() {
+        a.set(i as u64 * 10, rss, vm);
+        let u = a.usage(i as u64 * 10);
+        assert_eq!(
+            (u.hiwater_rss_pages, u.hiwater_vm_pages),
+            (hi_rss, hi_vm),
+            "after set(rss {rss}, vm {vm}) (step {i}): high-water marks (rss, vm) in pages"
+        );
+        assert_eq!((u.rss_pages, u.vm_pages), (rss, vm), "the current sizes are the last ones set");
+    }
+    let u = a.usage(100);
+    assert_eq!((u.hiwater_rss_kb(), u.hiwater_vm_kb()), (120, 240), "30 and 60 pages of 4 KiB, in KiB");
+}
+
+#[test]
+fn mb_us_conversion_multiplies_first_and_saturates() {
+    use tally_taskstats::page_ticks_to_mb_us;
+    // 255 pages for 1 tick of a 1 kHz clock: 255 page-ms = 255 000 page-µs = 996.09 MB-µs.
+    // Dividing by the clock rate or by 256 before multiplying would give 0.
+    let khz = TscClock::new(1_000, 0);
+    assert_eq!(page_ticks_to_mb_us(255, &khz), 996, "255 page-ticks at 1 kHz: floor(255e6 / 1000 / 256)");
+    // 1 GHz: 256 pages for 1.5 µs of CPU is 1.5 MB-µs, rounded down once.
+    let ghz = TscClock::new(1_000_000_000, 0);
+    assert_eq!(page_ticks_to_mb_us(256 * 1_500, &ghz), 1, "256 pages for 1 500 ticks at 1 GHz");
+    assert_eq!(page_ticks_to_mb_us(0, &ghz), 0, "no memory, no MB-µs");
+    // 3 GHz: 1 GB (262 144 pages) for one hour of CPU = 1024 MB × 3.6e9 µs.
+    let clock = TscClock::new(3_000_000_000, 0);
+    let hour = 3_600 * 3_000_000_000u128;
+    assert_eq!(page_ticks_to_mb_us(262_144 * hour, &clock), 1024 * 3_600_000_000, "1 GB for an hour at 3 GHz");
+    // Beyond u64 the result saturates rather than wrapping or panicking.
+    assert_eq!(page_ticks_to_mb_us(u128::MAX, &clock), u64::MAX, "u128::MAX page-ticks saturate");
+    assert_eq!(page_ticks_to_mb_us(1 << 90, &ghz), u64::MAX, "2^90 page-ticks (2^72 MB-µs) saturate");
 }
 
 /// One step of a process's memory life, in small numbers so the model can count ticks.
