@@ -185,3 +185,77 @@ proptest! {
         prop_assert_eq!(ended.len() + m.used.len(), created.len(), "ended + live = created");
     }
 }
+
+#[test]
+fn a_process_contributes_its_base_times_and_memory_marks() {
+    use crate::process::{BaseRecord, MemInt, MemRecord};
+    let mem = MemRecord {
+        core: MemInt { himem: 800, mem1: 5, mem2: 0, mem3: 0 },
+        virt: MemInt { himem: 4096, mem1: 9, mem2: 0, mem3: 0 },
+        minflt: 3,
+        majflt: 1,
+        ..MemRecord::default()
+    };
+    let base = BaseRecord { utime: 1234, stime: 567, etime: 99_999, ..BaseRecord::default() };
+    let r = ProcessRecord { base, mem: Some(mem), ..ProcessRecord::default() };
+    assert_eq!(
+        JobUsage::from(&r),
+        JobUsage { utime_us: 1234, stime_us: 567, core_himem_kb: 800, virt_himem_kb: 4096 },
+        "times from the base record (ac_utime, ac_stime µs, not ac_etime), marks from the memory record (himem KB)"
+    );
+    let bare = ProcessRecord { base, ..ProcessRecord::default() };
+    assert_eq!(
+        JobUsage::from(&bare),
+        JobUsage { utime_us: 1234, stime_us: 567, core_himem_kb: 0, virt_himem_kb: 0 },
+        "without a memory record the marks are 0, the times are still there"
+    );
+}
+
+#[test]
+fn the_eoj_record_carries_the_job_totals() {
+    let job = Job {
+        jid: 0x7A11_0000_0005,
+        uid: 1000,
+        gid: 100,
+        nice: -5,
+        start_unix_ns: 1_700_000_000_999_999_999,
+        members: 0,
+        exited: 3,
+        utime_us: 18,
+        stime_us: 36,
+        core_himem_kb: 5,
+        virt_himem_kb: 10,
+    };
+    let e = JobEnd { job, end_unix_ns: 1_700_000_042_500_000_000 }.eoj();
+    assert_eq!((e.jid, e.uid, e.gid), (0x7A11_0000_0005, 1000, 100), "(jid, uid, gid) of the job");
+    assert_eq!((e.btime, e.etime), (1_700_000_000, 1_700_000_042), "start and end in seconds, truncated");
+    assert_eq!((e.utime, e.stime), (18, 36), "the summed times, µs");
+    assert_eq!((e.corehimem, e.virthimem), (5, 10), "the largest high-water marks, KB");
+    assert_eq!(e.nice, 251, "nice -5 in a byte");
+    assert_eq!((e.sbu, e.init, e.ash, e.prid, e.spare), (0, 0, 0, 0, 0), "fields CSA leaves 0");
+    let low = JobEnd { job: Job { nice: -200, ..job }, end_unix_ns: 0 }.eoj();
+    assert_eq!(low.nice, 0x80, "a nice below -128 is clamped to -128 before it is stored in a byte");
+}
+
+#[test]
+fn times_add_up_and_marks_take_the_largest() {
+    let mut t = Jobs::new(HOST, 16);
+    let jid = t.create(&new(5)).unwrap().job.jid;
+    t.inherit(5, 6).unwrap();
+    t.inherit(5, 7).unwrap();
+    let a = JobUsage { utime_us: 100, stime_us: 10, core_himem_kb: 300, virt_himem_kb: 9000 };
+    let b = JobUsage { utime_us: 20, stime_us: 2, core_himem_kb: 700, virt_himem_kb: 1000 };
+    let c = JobUsage { utime_us: 3, stime_us: 1, core_himem_kb: 50, virt_himem_kb: 50 };
+    t.exit(6, &a, 0);
+    let j = *t.job(jid).unwrap();
+    assert_eq!((j.utime_us, j.stime_us, j.exited), (100, 10, 1), "after one exit: (utime, stime, exited)");
+    t.exit(7, &b, 0);
+    let end = t.exit(5, &c, 0).unwrap().ended.expect("the last member's exit ends the job");
+    assert_eq!((end.job.utime_us, end.job.stime_us), (123, 13), "utime 100+20+3, stime 10+2+1");
+    assert_eq!(
+        (end.job.core_himem_kb, end.job.virt_himem_kb),
+        (700, 9000),
+        "each mark is the largest of any one process (700 from one, 9000 from another), not a sum"
+    );
+    assert_eq!(end.job.exited, 3, "three processes left by exiting");
+}

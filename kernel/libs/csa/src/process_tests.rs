@@ -225,3 +225,43 @@ fn a_partial_chain_links_what_is_there() {
     assert_eq!(out[248 + 4], ACCT_KERNEL_DELAY, "delay right after mem");
     assert_eq!(out[248 + 5], 0);
 }
+
+#[test]
+fn memory_integrals_become_mb_us() {
+    assert_eq!(kb_ns_to_mb_us(0), 0);
+    assert_eq!(kb_ns_to_mb_us(1_023_999), 0, "less than 1 MB·µs truncates to 0");
+    assert_eq!(kb_ns_to_mb_us(1_024_000), 1, "1024 KB for 1000 ns is 1 MB·µs");
+    assert_eq!(kb_ns_to_mb_us(3 * 1_024_000 + 1_023_999), 3, "truncated, not rounded");
+    let top = u64::MAX as u128 * 1_024_000;
+    assert_eq!(kb_ns_to_mb_us(top + 1_023_999), u64::MAX, "the largest value that fits");
+    assert_eq!(kb_ns_to_mb_us(top + 1_024_000), u64::MAX, "one more saturates, it does not wrap to 0");
+    assert_eq!(kb_ns_to_mb_us(u128::MAX), u64::MAX, "saturates");
+}
+
+#[test]
+fn the_memory_record_of_a_process() {
+    let r = sample().records(1);
+    let m = r.mem.expect("records() always builds the memory record");
+    assert_eq!((m.core.himem, m.virt.himem), (1111, 2222), "high-water marks, KB");
+    assert_eq!((m.core.mem1, m.virt.mem1), (4, 9), "integrals in mem1, MB·µs (KB·ns / 1 024 000)");
+    assert_eq!((m.core.mem2, m.core.mem3, m.virt.mem2, m.virt.mem3), (0, 0, 0, 0), "mem2 and mem3 unused");
+    assert_eq!((m.minflt, m.majflt, m.pgswap, m.sbu), (33, 44, 0, 0), "(minflt, majflt, pgswap, sbu)");
+    // From taskstats and back: hiwater_rss/hiwater_vm are KB, coremem/virtmem MB·µs.
+    let mut ts = Taskstats::zeroed();
+    ts.hiwater_rss = 1160;
+    ts.hiwater_vm = 4096;
+    ts.coremem = 3;
+    ts.virtmem = 7;
+    ts.ac_minflt = 11;
+    ts.ac_majflt = 1;
+    let p = ProcessExit::from_taskstats(&ts);
+    assert_eq!((p.mem.core_hiwater_kb, p.mem.virt_hiwater_kb), (1160, 4096), "hiwater_rss, hiwater_vm are KB already");
+    assert_eq!((p.mem.core_kb_ns, p.mem.virt_kb_ns), (3 * 1_024_000, 7 * 1_024_000), "MB·µs × 1 024 000 = KB·ns");
+    assert_eq!((p.mem.minflt, p.mem.majflt), (11, 1));
+    let m = p.records(1).mem.unwrap();
+    assert_eq!(
+        (m.core.himem, m.core.mem1, m.virt.himem, m.virt.mem1),
+        (1160, 3, 4096, 7),
+        "the round trip changes nothing"
+    );
+}

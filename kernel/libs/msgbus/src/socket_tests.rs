@@ -92,3 +92,29 @@ fn shrinking_keeps_what_is_queued() {
     assert_eq!(q.stats().queued, 10);
     assert_eq!(q.peek().map(<[u8]>::len), Some(1000));
 }
+
+#[test]
+fn offer_charges_each_datagram_its_bytes_and_frees_them_on_recv() {
+    let mut q = RecvQueue::new();
+    q.set_rcvbuf(MIN_RCVBUF); // 2304 bytes
+    assert!(q.offer(vec![1; 1000]), "1000 of 2304 bytes used: it fits");
+    assert!(q.offer(vec![2; 1000]), "2000 of 2304 bytes used: it fits");
+    assert_eq!(q.stats().queued_bytes, 2000, "each queued datagram is charged its length");
+    assert!(!q.offer(vec![3; 305]), "2000 + 305 > 2304: it must be dropped, not queued");
+    assert!(q.offer(vec![4; 304]), "2000 + 304 == 2304: exactly full still fits");
+    let s = q.stats();
+    assert_eq!(
+        (s.produced, s.delivered, s.dropped, s.queued, s.queued_bytes),
+        (4, 3, 1, 3, 2304),
+        "(produced, delivered, dropped, queued, queued_bytes) after 3 fits and 1 drop"
+    );
+    assert_eq!((s.bytes_delivered, s.bytes_dropped), (2304, 305), "(bytes_delivered, bytes_dropped)");
+    assert!(!q.offer(vec![5; 1]), "a full buffer takes not even one byte");
+    assert_eq!(q.recv(), Err(ENOBUFS), "the drops are reported first");
+    assert_eq!(q.recv(), Ok(Some(vec![1; 1000])), "then the oldest datagram");
+    assert_eq!(q.stats().queued_bytes, 1304, "a received datagram gives its bytes back to the buffer");
+    assert!(q.offer(vec![6; 1000]), "1304 + 1000 <= 2304: room again after the receive");
+    let s = q.stats();
+    assert_eq!(s.produced, s.delivered + s.dropped, "produced == delivered + dropped");
+    assert_eq!(s.delivered, s.received + s.queued, "delivered == received + queued");
+}
