@@ -107,12 +107,16 @@ pub struct JobUsage {
 
 impl From<&ProcessRecord> for JobUsage {
     fn from(r: &ProcessRecord) -> JobUsage {
+        // BEGIN LAB 9: the times of the base record (µs) and the high-water marks of the memory record (KB)
+        // STUB: let _ = r;
+        // STUB: JobUsage::default()
         JobUsage {
             utime_us: r.base.utime,
             stime_us: r.base.stime,
             core_himem_kb: r.mem.map_or(0, |m| m.core.himem),
             virt_himem_kb: r.mem.map_or(0, |m| m.virt.himem),
         }
+        // END LAB 9
     }
 }
 
@@ -146,17 +150,22 @@ impl Job {
     }
 
     fn add(&mut self, u: &JobUsage) {
+        // BEGIN LAB 9: times add up; high-water marks do not (the largest of any one process); count the exit
+        // STUB: let _ = u;
         self.utime_us = self.utime_us.saturating_add(u.utime_us);
         self.stime_us = self.stime_us.saturating_add(u.stime_us);
         self.core_himem_kb = self.core_himem_kb.max(u.core_himem_kb);
         self.virt_himem_kb = self.virt_himem_kb.max(u.virt_himem_kb);
         self.exited += 1;
+        // END LAB 9
     }
 }
 
 impl JobEnd {
     /// Its end-of-job record.
     pub fn eoj(&self) -> EojRecord {
+        // BEGIN LAB 9: the job's owner, start and end (s), its largest marks and summed times; nice in a byte
+        // STUB: EojRecord { jid: self.job.jid, ..EojRecord::default() }
         let j = &self.job;
         EojRecord {
             nice: j.nice.clamp(i8::MIN as i32, i8::MAX as i32) as i8 as u8,
@@ -171,6 +180,7 @@ impl JobEnd {
             stime: j.stime_us,
             ..EojRecord::default()
         }
+        // END LAB 9
     }
 }
 
@@ -294,190 +304,5 @@ impl Jobs {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-    use std::collections::BTreeMap;
-
-    const HOST: u32 = 0x7A11;
-
-    fn new(pid: u32) -> NewJob {
-        NewJob { pid, uid: 1000, gid: 100, nice: 0, now_unix_ns: 1_000_000_000 * pid as u64 }
-    }
-
-    fn usage(u: u64) -> JobUsage {
-        JobUsage { utime_us: u, stime_us: 2 * u, core_himem_kb: u % 7, virt_himem_kb: u % 11 }
-    }
-
-    #[test]
-    fn a_job_of_three_processes() {
-        let mut t = Jobs::new(HOST, 16);
-        let c = t.create(&new(5)).unwrap();
-        assert_eq!(c.job.jid, 0x7A11_0000_0005);
-        assert_eq!(c.ended, None);
-        assert_eq!(t.inherit(5, 6), Ok(Some(c.job.jid)));
-        assert_eq!(t.inherit(6, 7), Ok(Some(c.job.jid)));
-        assert_eq!(t.inherit(99, 100), Ok(None), "a parent in no job has a child in no job");
-        assert_eq!(t.jid_of(100), None);
-        assert_eq!(t.members(c.job.jid).collect::<Vec<_>>(), [5, 6, 7]);
-        assert_eq!(t.exit(7, &usage(10), 7), Some(Departure { jid: c.job.jid, ended: None }));
-        assert_eq!(t.exit(100, &usage(1), 7), None);
-        assert_eq!(t.exit(5, &usage(3), 8).unwrap().ended, None, "the creator may leave first");
-        let end = t.exit(6, &usage(5), 9).unwrap().ended.unwrap();
-        assert_eq!(end.job.exited, 3);
-        assert_eq!((end.job.utime_us, end.job.stime_us), (18, 36));
-        assert_eq!((end.job.core_himem_kb, end.job.virt_himem_kb), (5, 10), "the largest, not the sum");
-        let e = end.eoj();
-        assert_eq!((e.btime, e.etime, e.uid, e.gid), (5, 0, 1000, 100));
-        assert!(t.job(c.job.jid).is_none() && t.member_count() == 0);
-    }
-
-    #[test]
-    fn a_jid_in_use_is_busy() {
-        let mut t = Jobs::new(HOST, 16);
-        t.create(&new(5)).unwrap();
-        assert_eq!(t.create(&new(5)), Err(JobError::Busy), "the creator again");
-        t.inherit(5, 6).unwrap();
-        t.exit(5, &usage(1), 0);
-        assert_eq!(t.create(&new(5)), Err(JobError::Busy), "pid 5 reused while its job lives on");
-        assert_eq!(JobError::Busy.errno(), EBUSY);
-    }
-
-    #[test]
-    fn creating_a_job_leaves_the_old_one() {
-        let mut t = Jobs::new(HOST, 16);
-        let a = t.create(&new(5)).unwrap().job.jid;
-        t.inherit(5, 6).unwrap();
-        let b = t.create(&new(6)).unwrap();
-        assert_eq!(b.ended, None, "5 is still in the old job");
-        assert_eq!(t.jid_of(6), Some(b.job.jid));
-        assert_eq!(t.job(a).unwrap().members, 1);
-        t.inherit(5, 8).unwrap();
-        t.exit(8, &usage(4), 0);
-        assert_eq!(t.create(&new(5)), Err(JobError::Busy), "5's own jid is the job it is in");
-        assert_eq!(t.create(&new(6)), Err(JobError::Busy), "6 is in the job it created");
-        // 5 leaves by exiting: the old job ends with its members' usage (8's and 5's).
-        let end = t.exit(5, &usage(0), 3).unwrap().ended.unwrap();
-        assert_eq!((end.job.jid, end.job.exited, end.job.utime_us), (a, 2, 4));
-    }
-
-    #[test]
-    fn the_last_member_switching_jobs_ends_the_old_job() {
-        let mut t = Jobs::new(HOST, 16);
-        let a = t.create(&new(5)).unwrap().job.jid;
-        t.inherit(5, 6).unwrap();
-        t.exit(5, &usage(2), 0);
-        let c = t.create(&NewJob { now_unix_ns: 42_000_000_000, ..new(6) }).unwrap();
-        let end = c.ended.unwrap();
-        assert_eq!((end.job.jid, end.job.exited, end.job.utime_us), (a, 1, 2));
-        assert_eq!(end.eoj().etime, 42);
-    }
-
-    #[test]
-    fn a_full_table_refuses_and_changes_nothing() {
-        let mut t = Jobs::new(HOST, 2);
-        t.create(&new(1)).unwrap();
-        t.inherit(1, 2).unwrap();
-        assert_eq!(t.inherit(1, 3), Err(JobError::Full));
-        assert_eq!(t.create(&new(4)), Err(JobError::Full));
-        assert_eq!(t.inherit(1, 2), Err(JobError::Busy));
-        assert_eq!(t.job(jid_of(HOST, 1)).unwrap().members, 2);
-        assert_eq!(t.create(&new(2)).map(|c| c.ended), Ok(None), "a member may still switch jobs");
-    }
-
-    #[derive(Clone, Debug)]
-    enum Op {
-        Create(u32),
-        Spawn(u32, u32),
-        Exit(u32, u64),
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            (0u32..12).prop_map(Op::Create),
-            (0u32..12, 0u32..12).prop_map(|(p, c)| Op::Spawn(p, c)),
-            (0u32..12, 0u64..1000).prop_map(|(p, u)| Op::Exit(p, u)),
-        ]
-    }
-
-    /// The obvious model: a map pid → jid and, per job, the list of usages of the
-    /// processes that left it by exiting.
-    #[derive(Default)]
-    struct Model {
-        member: BTreeMap<u32, Jid>,
-        used: BTreeMap<Jid, Vec<u64>>,
-    }
-
-    proptest! {
-        #[test]
-        fn the_table_agrees_with_a_model(ops in proptest::collection::vec(op(), 0..80)) {
-            let mut t = Jobs::new(HOST, 8);
-            let mut m = Model::default();
-            let mut ended: Vec<Jid> = Vec::new();
-            let mut created: Vec<Jid> = Vec::new();
-            let expect_end = |m: &mut Model, jid: Jid, end: &JobEnd| {
-                let used = m.used.remove(&jid).unwrap();
-                assert_eq!(end.job.exited as usize, used.len());
-                assert_eq!(end.job.utime_us, used.iter().sum::<u64>());
-                assert_eq!(end.job.stime_us, 2 * used.iter().sum::<u64>());
-                assert_eq!(end.job.core_himem_kb, used.iter().map(|u| u % 7).max().unwrap_or(0));
-                assert_eq!(end.job.virt_himem_kb, used.iter().map(|u| u % 11).max().unwrap_or(0));
-            };
-            for o in ops {
-                match o {
-                    Op::Create(p) => {
-                        let jid = jid_of(HOST, p);
-                        let r = t.create(&new(p));
-                        if m.used.contains_key(&jid) {
-                            prop_assert_eq!(r, Err(JobError::Busy));
-                        } else if !m.member.contains_key(&p) && m.member.len() >= 8 {
-                            prop_assert_eq!(r, Err(JobError::Full));
-                        } else {
-                            let c = r.unwrap();
-                            if let Some(old) = m.member.insert(p, jid) {
-                                let last = !m.member.values().any(|&j| j == old);
-                                prop_assert_eq!(c.ended.is_some(), last);
-                                if let Some(e) = c.ended { expect_end(&mut m, old, &e); ended.push(old); }
-                            } else {
-                                prop_assert!(c.ended.is_none());
-                            }
-                            m.used.insert(jid, Vec::new());
-                            created.push(jid);
-                        }
-                    }
-                    Op::Spawn(p, c) => {
-                        let r = t.inherit(p, c);
-                        match m.member.get(&p).copied() {
-                            None => prop_assert_eq!(r, Ok(None)),
-                            Some(_) if m.member.contains_key(&c) => prop_assert_eq!(r, Err(JobError::Busy)),
-                            Some(_) if m.member.len() >= 8 => prop_assert_eq!(r, Err(JobError::Full)),
-                            Some(j) => { prop_assert_eq!(r, Ok(Some(j))); m.member.insert(c, j); }
-                        }
-                    }
-                    Op::Exit(p, u) => {
-                        let r = t.exit(p, &usage(u), 0);
-                        match m.member.remove(&p) {
-                            None => prop_assert_eq!(r, None),
-                            Some(j) => {
-                                m.used.get_mut(&j).unwrap().push(u);
-                                let d = r.unwrap();
-                                prop_assert_eq!(d.jid, j);
-                                let last = !m.member.values().any(|&x| x == j);
-                                prop_assert_eq!(d.ended.is_some(), last);
-                                if let Some(e) = d.ended { expect_end(&mut m, j, &e); ended.push(j); }
-                            }
-                        }
-                    }
-                }
-                for (pid, jid) in &m.member {
-                    prop_assert_eq!(t.jid_of(*pid), Some(*jid));
-                }
-                prop_assert_eq!(t.member_count(), m.member.len());
-                prop_assert_eq!(t.jobs().count(), m.used.len());
-            }
-            // Only jobs that were created end, each creation ends at most once.
-            prop_assert!(ended.iter().all(|j| created.contains(j)));
-            prop_assert_eq!(ended.len() + m.used.len(), created.len(), "ended + live = created");
-        }
-    }
-}
+#[path = "jobs_tests.rs"]
+mod tests;

@@ -178,18 +178,24 @@ impl Listeners {
     }
 
     pub(crate) fn register(&mut self, s: SockId, mask: u64) {
+        // BEGIN LAB 8: add the CPUs to the socket's mask (one entry per socket) and to the union
+        // STUB: let _ = (s, mask);
         match self.regs.iter_mut().find(|(id, _)| *id == s) {
             Some((_, m)) => *m |= mask,
             None => self.regs.push((s, mask)),
         }
         self.union |= mask;
+        // END LAB 8
     }
 
     pub(crate) fn deregister(&mut self, s: SockId, mask: u64) {
+        // BEGIN LAB 8: take the CPUs out of the socket's mask; the union must follow (recompute)
+        // STUB: let _ = (s, mask);
         if let Some((_, m)) = self.regs.iter_mut().find(|(id, _)| *id == s) {
             *m &= !mask;
         }
         self.recompute();
+        // END LAB 8
     }
 
     fn remove(&mut self, s: SockId) {
@@ -683,6 +689,8 @@ impl<E: ?Sized> Bus<E> {
     /// `None` [`drop_at_cpu_listeners`](Self::drop_at_cpu_listeners).
     fn offer_to_cpu_listeners(&mut self, family: u16, cpu: u32, msg: Option<&[u8]>) -> Delivery {
         let mut d = Delivery::default();
+        // BEGIN LAB 8: offer a copy (or a loss, for None) to each socket whose mask has the CPU; count both ways
+        // STUB: let _ = (family, cpu, msg);
         let Some(l) = family_index(family).and_then(|i| self.listeners.get(i)) else { return d };
         if !l.any_on(cpu) {
             return d;
@@ -708,6 +716,7 @@ impl<E: ?Sized> Bus<E> {
                 d.dropped_at.push(s);
             }
         }
+        // END LAB 8
         d
     }
 }

@@ -105,6 +105,9 @@ impl RecvQueue {
     /// Offers a datagram: queued if it fits in the free buffer (returns true), otherwise
     /// dropped, counted, and `ENOBUFS` made pending (returns false). Never blocks.
     pub fn offer(&mut self, datagram: Vec<u8>) -> bool {
+        // BEGIN LAB 8: queue it only if its bytes fit in what the buffer has free; else lose it (counted)
+        // STUB: self.queue.push_back(datagram);
+        // STUB: true
         let len = u32::try_from(datagram.len()).unwrap_or(u32::MAX);
         let fits = self.queued_bytes.checked_add(len).is_some_and(|total| total <= self.rcvbuf);
         if !fits {
@@ -117,6 +120,7 @@ impl RecvQueue {
         self.stats.bytes_delivered = self.stats.bytes_delivered.saturating_add(u64::from(len));
         self.queue.push_back(datagram);
         true
+        // END LAB 8
     }
 
     /// Counts a datagram of `len` bytes that was meant for this socket but is lost before
@@ -124,14 +128,19 @@ impl RecvQueue {
     /// had not fitted. For a message the sender could not even build (`len` 0: no bytes
     /// existed), so that nothing is lost without being counted and reported.
     pub fn lose(&mut self, len: u32) {
+        // BEGIN LAB 8: a loss is produced and dropped (its bytes too), and the reader must hear of it
+        // STUB: let _ = len;
         self.stats.produced = self.stats.produced.saturating_add(1);
         self.stats.dropped = self.stats.dropped.saturating_add(1);
         self.stats.bytes_dropped = self.stats.bytes_dropped.saturating_add(u64::from(len));
         self.enobufs_pending = true;
+        // END LAB 8
     }
 
     /// The next datagram; `Err(ENOBUFS)` once after drops; `Ok(None)` if the queue is empty.
     pub fn recv(&mut self) -> Result<Option<Vec<u8>>, i32> {
+        // BEGIN LAB 8: a pending ENOBUFS first, once; then the oldest datagram, its bytes freed
+        // STUB: Ok(self.queue.pop_front())
         if self.enobufs_pending {
             self.enobufs_pending = false;
             self.stats.enobufs_reported = self.stats.enobufs_reported.saturating_add(1);
@@ -142,6 +151,7 @@ impl RecvQueue {
         self.queued_bytes = self.queued_bytes.saturating_sub(len);
         self.stats.received = self.stats.received.saturating_add(1);
         Ok(Some(d))
+        // END LAB 8
     }
 
     /// [`recv`](Self::recv), but the next datagram is dequeued only if `take` accepts it
@@ -191,97 +201,5 @@ impl RecvQueue {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use alloc::vec;
-
-    #[test]
-    fn fills_drops_and_reports_enobufs_once() {
-        let mut q = RecvQueue::new();
-        q.set_rcvbuf(0);
-        assert_eq!(q.rcvbuf(), MIN_RCVBUF);
-        let mut fitted = 0;
-        for _ in 0..10 {
-            if q.offer(vec![0; 500]) {
-                fitted += 1;
-            }
-        }
-        assert_eq!(fitted, 4); // 4 * 500 <= 2304 < 5 * 500
-        let s = q.stats();
-        assert_eq!((s.produced, s.delivered, s.dropped, s.queued), (10, 4, 6, 4));
-        assert!(q.readable());
-        assert_eq!(q.recv(), Err(ENOBUFS));
-        for _ in 0..4 {
-            assert_eq!(q.recv().unwrap().map(|d| d.len()), Some(500));
-        }
-        assert_eq!(q.recv(), Ok(None));
-        assert!(!q.readable());
-        let s = q.stats();
-        assert_eq!((s.received, s.enobufs_reported, s.queued_bytes), (4, 1, 0));
-        assert_eq!(s.produced, s.delivered + s.dropped);
-    }
-
-    #[test]
-    fn a_datagram_larger_than_the_whole_buffer_is_dropped_and_signalled() {
-        let mut q = RecvQueue::new();
-        q.set_rcvbuf(MIN_RCVBUF);
-        assert!(!q.offer(vec![0; MIN_RCVBUF as usize + 1]));
-        assert!(q.readable());
-        assert_eq!(q.recv(), Err(ENOBUFS));
-        assert_eq!(q.recv(), Ok(None));
-        q.set_rcvbuf(u32::MAX);
-        assert_eq!(q.rcvbuf(), MAX_RCVBUF);
-    }
-
-    #[test]
-    fn a_lost_datagram_counts_as_a_drop_and_reports_enobufs_once() {
-        let mut q = RecvQueue::new();
-        assert!(q.offer(vec![1; 10]));
-        q.lose(0);
-        let s = q.stats();
-        assert_eq!((s.produced, s.delivered, s.dropped, s.bytes_dropped, s.queued), (2, 1, 1, 0, 1));
-        assert!(q.readable() && q.enobufs_pending());
-        assert_eq!(q.recv(), Err(ENOBUFS));
-        assert_eq!(q.recv(), Ok(Some(vec![1; 10])), "what was queued before is still there");
-        assert_eq!(q.recv(), Ok(None));
-        // On an empty queue the loss alone makes the socket readable (a sleeping reader wakes).
-        q.lose(7);
-        assert!(q.readable());
-        assert_eq!(q.recv_if(|_| panic!("nothing queued")), Err(ENOBUFS));
-        assert_eq!(q.recv(), Ok(None));
-        let s = q.stats();
-        assert_eq!((s.produced, s.dropped, s.bytes_dropped, s.enobufs_reported), (3, 2, 7, 2));
-        assert_eq!(s.produced, s.delivered + s.dropped);
-        assert_eq!(s.delivered, s.received + s.queued);
-    }
-
-    #[test]
-    fn recv_if_dequeues_only_what_is_taken() {
-        let mut q = RecvQueue::new();
-        assert_eq!(q.recv_if(|_| true), Ok(None));
-        assert!(q.offer(vec![1; 10]));
-        assert!(q.offer(vec![2; 20]));
-        assert_eq!(q.recv_if(|d| d.len() == 20), Ok(None), "declined: still queued");
-        assert_eq!(q.stats().queued, 2);
-        assert_eq!(q.recv_if(|d| d == [1; 10]), Ok(Some(vec![1; 10])));
-        q.set_rcvbuf(0);
-        assert!(!q.offer(vec![3; MIN_RCVBUF as usize + 1]));
-        assert_eq!(q.recv_if(|_| panic!("ENOBUFS comes first")), Err(ENOBUFS));
-        assert_eq!(q.recv_if(|_| true), Ok(Some(vec![2; 20])));
-        let s = q.stats();
-        assert_eq!((s.received, s.queued, s.queued_bytes, s.enobufs_reported), (2, 0, 0, 1));
-        assert_eq!(s.delivered, s.received + s.queued);
-    }
-
-    #[test]
-    fn shrinking_keeps_what_is_queued() {
-        let mut q = RecvQueue::new();
-        for _ in 0..10 {
-            assert!(q.offer(vec![1; 1000]));
-        }
-        q.set_rcvbuf(MIN_RCVBUF);
-        assert!(!q.offer(vec![1; 16]));
-        assert_eq!(q.stats().queued, 10);
-        assert_eq!(q.peek().map(<[u8]>::len), Some(1000));
-    }
-}
+#[path = "socket_tests.rs"]
+mod tests;

@@ -596,6 +596,40 @@ fn an_exit_message_that_could_not_be_built_is_a_counted_drop_at_each_listener() 
 }
 
 #[test]
+fn a_full_listener_loses_the_record_and_the_others_still_get_it() {
+    let (mut bus, a) = setup();
+    let b = bus.open(AF_NETLINK, SOCK_DGRAM, NETLINK_GENERIC, 300).unwrap();
+    send(&mut bus, a, &ts_req(1, 0, Command::RegisterCpumask("0-1")), ROOT);
+    send(&mut bus, b, &ts_req(1, 0, Command::RegisterCpumask("1")), ROOT);
+    bus.set_rcvbuf(a, MIN_RCVBUF).unwrap();
+    let msg = exit_message(TS, 0, 1, &rec(1, true), None).unwrap();
+    let fit = MIN_RCVBUF as usize / msg.len();
+    for i in 0..fit {
+        let d = bus.deliver_to_cpu_listeners(TS, 0, &msg);
+        assert_eq!(d.delivered_to, vec![a], "record {i} on CPU 0: only `a` listens to CPU 0");
+    }
+    let d = bus.deliver_to_cpu_listeners(TS, 1, &msg);
+    assert_eq!(d.delivered_to, vec![b], "CPU 1: `a` is full, `b` must still get the record");
+    assert_eq!((d.dropped, d.dropped_at), (1, vec![a]), "CPU 1: the full listener `a` is counted as a drop");
+    let st = bus.socket_stats(a).unwrap();
+    assert_eq!(
+        (st.produced, st.delivered, st.dropped),
+        (fit as u64 + 1, fit as u64, 1),
+        "a: (produced, delivered, dropped)"
+    );
+    let st = bus.socket_stats(b).unwrap();
+    assert_eq!((st.produced, st.delivered, st.dropped), (1, 1, 0), "b: (produced, delivered, dropped)");
+    let bs = bus.stats();
+    assert_eq!(
+        (bs.multicast_produced, bs.multicast_delivered, bs.multicast_dropped),
+        (fit as u64 + 2, fit as u64 + 1, 1),
+        "the bus's multicast (produced, delivered, dropped): one per listener offered a copy"
+    );
+    assert_eq!(bus.recv(a), Err(ENOBUFS), "a's reader hears of the drop first");
+    assert_eq!(bus.recv(b).unwrap().unwrap(), msg);
+}
+
+#[test]
 fn several_messages_in_one_send_are_answered_in_order() {
     let (mut bus, s) = setup();
     let mut buf = ts_req(1, 0, Command::Pid(42));
