@@ -49,11 +49,17 @@ pub struct TestBinary {
 
 /// Compile the test binaries of the workspace's default (host) members.
 pub fn build() -> Result<Vec<TestBinary>, String> {
-    let out = cargo()
-        .args(["test", "--no-run", "--quiet", "--message-format=json-render-diagnostics"])
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    build_packages(&[])
+}
+
+/// Compile the test binaries of these packages (all default members when empty).
+pub fn build_packages(packages: &[String]) -> Result<Vec<TestBinary>, String> {
+    let mut cmd = cargo();
+    cmd.args(["test", "--no-run", "--quiet", "--message-format=json-render-diagnostics"]);
+    for p in packages {
+        cmd.args(["--package", p]);
+    }
+    let out = cmd.stderr(Stdio::inherit()).output().map_err(|e| format!("cannot start cargo: {e}"))?;
     if !out.status.success() {
         return Err("host unit tests did not compile".into());
     }

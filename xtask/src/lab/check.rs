@@ -129,8 +129,13 @@ pub fn run(only: Option<u32>, timeout_cap: u64) -> Result<ExitCode, String> {
         println!("== lab {n}'s starting point (in {})", scratch.display());
         let (start, _) = tree::starting_point(&files, lab)?;
         tree::sync(&scratch, &start)?;
+        // Every host crate's tests but the boot image packer's (the reference's is used, and
+        // building it would build the boot loader's stages once more).
         let mut host = std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
         host.current_dir(&scratch).args(["test", "--no-run", "--quiet"]).env_remove("CARGO_TARGET_DIR");
+        for p in host_packages(&root)? {
+            host.args(["--package", &p]);
+        }
         if !quiet_ok(host) {
             problems.push(format!("lab {n}: the starting point's host tests do not compile"));
             continue;
@@ -178,6 +183,21 @@ pub fn run(only: Option<u32>, timeout_cap: u64) -> Result<ExitCode, String> {
         println!("lab {n}: checked in {:.0} s", lab_started.elapsed().as_secs_f64());
     }
     Ok(report(&problems, started))
+}
+
+/// The workspace's default members (the host crates) but the boot image packer.
+fn host_packages(root: &Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(root.join("Cargo.toml")).map_err(|e| format!("Cargo.toml: {e}"))?;
+    let v: toml::Value = toml::from_str(&text).map_err(|e| format!("Cargo.toml: {e}"))?;
+    let members = v["workspace"]["default-members"].as_array().ok_or("Cargo.toml has no default-members")?;
+    let mut out = Vec::new();
+    for m in members.iter().filter_map(|m| m.as_str()).filter(|m| *m != "boot") {
+        let manifest =
+            std::fs::read_to_string(root.join(m).join("Cargo.toml")).map_err(|e| format!("{m}/Cargo.toml: {e}"))?;
+        let pkg: toml::Value = toml::from_str(&manifest).map_err(|e| format!("{m}/Cargo.toml: {e}"))?;
+        out.push(pkg["package"]["name"].as_str().ok_or("a member without a name")?.to_string());
+    }
+    Ok(out)
 }
 
 /// A file's lines other than lab markers, to compare code with the markers left out.
