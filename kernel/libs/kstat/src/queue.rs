@@ -93,36 +93,49 @@ impl QueueIntegrator {
 
     /// One more element in the queue at `now` (`kstat_waitq_enter`).
     pub fn enter(&mut self, now: Hrtime) -> Result<(), KstatError> {
+        // BEGIN LAB 5: refuse a full queue (check_enter), bring the sums up to now, then one more
+        // STUB: Ok(())
         self.check_enter()?;
         self.advance(now);
         self.cnt += 1;
         Ok(())
+        // END LAB 5
     }
 
     /// One element fewer at `now` (`kstat_waitq_exit`). Refused and counted if empty.
     pub fn exit(&mut self, now: Hrtime) -> Result<(), KstatError> {
+        // BEGIN LAB 5: refuse an empty queue (check_exit), bring the sums up to now, then one fewer
+        // STUB: Ok(())
         self.check_exit()?;
         self.advance(now);
         self.cnt -= 1;
         Ok(())
+        // END LAB 5
     }
 
     /// The length became `len` at `now`, for callers that know the length rather than the
     /// individual arrivals and departures.
     pub fn set_cnt(&mut self, now: Hrtime, len: u32) {
+        // BEGIN LAB 5: the old length held until now; then the new length
+        // STUB: let _ = (now, len);
         self.advance(now);
         self.cnt = len;
+        // END LAB 5
     }
 
     /// The same queue with its times (busy time, length×time, last update) converted by
     /// `f`, for a provider that integrates in a cheaper unit (TSC ticks) than the kstat's
     /// nanoseconds. `f` must be linear for `lentime` to stay exact up to rounding.
     pub fn rescaled(&self, f: impl Fn(Hrtime) -> Hrtime) -> Self {
+        // BEGIN LAB 5: convert every time (busy time, length x time, last update); counts stay
+        // STUB: let _ = f;
+        // STUB: *self
         let mut q = *self;
         q.time = f(self.time);
         q.lentime = f(self.lentime);
         q.lastupdate = f(self.lastupdate);
         q
+        // END LAB 5
     }
 
     /// Brings the sums up to `now` without changing the length. Readers never need this
@@ -138,12 +151,16 @@ impl QueueIntegrator {
     /// transactions"), so a queue that has been busy for a long time without events
     /// still reads as busy. The original is not changed.
     pub fn settled(&self, now: Hrtime) -> Self {
+        // BEGIN LAB 5: a copy with the open interval since lastupdate folded in (never backwards)
+        // STUB: let _ = now;
+        // STUB: *self
         let mut copy = *self;
         if now >= copy.lastupdate {
             copy.accumulate(now - copy.lastupdate);
             copy.lastupdate = now;
         }
         copy
+        // END LAB 5
     }
 
     pub(crate) fn check_enter(&mut self) -> Result<(), KstatError> {
@@ -165,6 +182,8 @@ impl QueueIntegrator {
     /// Adds the area since `lastupdate` (at the current length) and moves `lastupdate` to
     /// `now`. Both callers of the C versions do exactly this before changing the count.
     fn advance(&mut self, now: Hrtime) {
+        // BEGIN LAB 5: a time before lastupdate adds nothing (count it); else add the step since lastupdate
+        // STUB: let _ = now;
         if now < self.lastupdate {
             self.clock_regressions = self.clock_regressions.wrapping_add(1);
             return;
@@ -174,96 +193,20 @@ impl QueueIntegrator {
         let delta = now - self.lastupdate;
         self.lastupdate = now;
         self.accumulate(delta);
+        // END LAB 5
     }
 
     fn accumulate(&mut self, delta: Hrtime) {
+        // BEGIN LAB 5: one Riemann step: lentime += cnt x delta, and time += delta if the queue was busy (wrapping)
+        // STUB: let _ = delta;
         if self.cnt != 0 {
             self.lentime = self.lentime.wrapping_add(delta.wrapping_mul(Hrtime::from(self.cnt)));
             self.time = self.time.wrapping_add(delta);
         }
+        // END LAB 5
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_picture_in_the_module_docs() {
-        let mut q = QueueIntegrator::new();
-        q.enter(10).unwrap(); // t1: 1
-        q.enter(20).unwrap(); // t2: 2
-        q.enter(30).unwrap(); // t3: 3
-        q.exit(40).unwrap(); //  t4: 1 (two leave at once)
-        q.exit(40).unwrap();
-        q.exit(50).unwrap(); //  t5: 0
-        assert_eq!(q.cnt(), 0);
-        assert_eq!(q.lentime(), 10 + 2 * 10 + 3 * 10 + 10);
-        assert_eq!(q.time(), 40);
-        assert_eq!(q.lastupdate(), 50);
-    }
-
-    #[test]
-    fn idle_time_is_not_busy_time() {
-        let mut q = QueueIntegrator::new();
-        q.enter(100).unwrap();
-        q.exit(150).unwrap();
-        q.enter(1000).unwrap();
-        q.exit(1010).unwrap();
-        assert_eq!((q.time(), q.lentime()), (60, 60));
-    }
-
-    #[test]
-    fn extra_exit_is_refused_and_counted() {
-        let mut q = QueueIntegrator::new();
-        assert_eq!(q.exit(5), Err(KstatError::QueueUnderflow));
-        assert_eq!(q.underflows(), 1);
-        assert_eq!(q, QueueIntegrator { underflows: 1, ..QueueIntegrator::new() });
-    }
-
-    #[test]
-    fn overflow_is_refused_and_counted() {
-        let mut q = QueueIntegrator::new();
-        q.set_cnt(0, u32::MAX);
-        assert_eq!(q.enter(1), Err(KstatError::QueueOverflow));
-        assert_eq!((q.overflows(), q.cnt()), (1, u32::MAX));
-        // A huge length times a long interval wraps rather than panicking.
-        q.update(i64::MAX);
-        q.exit(i64::MAX).unwrap();
-    }
-
-    #[test]
-    fn backwards_clock_adds_nothing() {
-        let mut q = QueueIntegrator::new();
-        q.enter(100).unwrap();
-        q.enter(50).unwrap(); // clock went back: count changes, no area, lastupdate stays
-        assert_eq!((q.cnt(), q.lentime(), q.lastupdate()), (2, 0, 100));
-        assert_eq!(q.clock_regressions(), 1);
-        q.exit(110).unwrap();
-        assert_eq!(q.lentime(), 20);
-        assert_eq!(q.enter(-5), Ok(()));
-        assert_eq!(q.clock_regressions(), 2);
-    }
-
-    #[test]
-    fn settled_folds_the_open_interval() {
-        let mut q = QueueIntegrator::new();
-        q.enter(10).unwrap();
-        q.enter(10).unwrap();
-        let s = q.settled(25);
-        assert_eq!((s.time(), s.lentime(), s.lastupdate(), s.cnt()), (15, 30, 25, 2));
-        assert_eq!(q.lentime(), 0, "the original is untouched");
-        let early = q.settled(5);
-        assert_eq!(early, q, "a reader behind the provider sees the stored values");
-        assert_eq!(QueueIntegrator::new().settled(99).time(), 0);
-    }
-
-    #[test]
-    fn set_cnt_integrates_the_old_length() {
-        let mut q = QueueIntegrator::new();
-        q.set_cnt(0, 4);
-        q.set_cnt(10, 1);
-        q.set_cnt(20, 0);
-        assert_eq!((q.lentime(), q.time()), (50, 20));
-    }
-}
+#[path = "queue_tests.rs"]
+mod tests;

@@ -73,12 +73,16 @@ impl PrioArray {
     /// `sched_find_first_bit`: the best non-empty level, or `MAX_PRIO` (the delimiter) if
     /// the array is empty.
     pub fn first_level(&self) -> usize {
+        // BEGIN LAB 2: find-first-bit over the bitmap words (trailing_zeros); the delimiter ends the search
+        // STUB: MAX_PRIO as usize
         for (i, word) in self.bitmap.iter().enumerate() {
             if *word != 0 {
                 return i * 64 + word.trailing_zeros() as usize;
             }
         }
-        MAX_PRIO as usize // unreachable while the delimiter is set
+        // Unreachable while the delimiter is set.
+        MAX_PRIO as usize
+        // END LAB 2
     }
 
     /// Is the bitmap bit for `level` (0..=`MAX_PRIO`) set?
@@ -108,6 +112,7 @@ impl PrioArray {
     /// The task must not be on any array.
     pub(crate) fn enqueue<S: TaskStore + ?Sized>(&mut self, store: &mut S, key: TaskSlot, level: i32) {
         let level = level.clamp(0, MAX_PRIO - 1) as usize;
+        // BEGIN LAB 2: link key after the level's tail (or as its head), mark the level non-empty, count it
         let old_tail = self.tail[level];
         store.entity(key).link = QueueLink { array: Some(self.id), level: level as u8, prev: old_tail, next: None };
         match old_tail {
@@ -117,10 +122,12 @@ impl PrioArray {
         self.tail[level] = Some(key);
         self.set_bit(level);
         self.nr_active += 1;
+        // END LAB 2
     }
 
     /// `dequeue_task`: unlink `key`, which must be on this array, from its queue.
     pub(crate) fn dequeue<S: TaskStore + ?Sized>(&mut self, store: &mut S, key: TaskSlot) {
+        // BEGIN LAB 2: unlink from the neighbours (or head/tail), clear the bit of a level left empty, detach key
         let link = store.entity(key).link;
         let level = link.level as usize;
         match link.prev {
@@ -136,12 +143,19 @@ impl PrioArray {
         }
         self.nr_active = self.nr_active.saturating_sub(1);
         store.entity(key).link = QueueLink::DETACHED;
+        // END LAB 2
     }
 
     /// `requeue_task`: move `key` (on this array) to the tail of its own level.
     pub(crate) fn requeue<S: TaskStore + ?Sized>(&mut self, store: &mut S, key: TaskSlot) {
+        // BEGIN LAB 2: to the tail of the same level
         let level = store.entity(key).link.level as i32;
         self.dequeue(store, key);
         self.enqueue(store, key, level);
+        // END LAB 2
     }
 }
+
+#[cfg(test)]
+#[path = "prio_array_tests.rs"]
+mod tests;

@@ -200,6 +200,9 @@ impl RunQueue {
     /// Yes if the current task's static priority is worse than the best one waiting there,
     /// or if the expired array has waited longer than `STARVATION_LIMIT` per running task.
     pub(crate) fn expired_starving(&self, curr_static_prio: i32) -> bool {
+        // BEGIN LAB 2: a better static priority waits on expired, or it has waited > STARVATION_LIMIT x nr_running ticks
+        // STUB: let _ = curr_static_prio;
+        // STUB: false
         if curr_static_prio > self.best_expired_prio {
             return true;
         }
@@ -210,15 +213,23 @@ impl RunQueue {
                 self.ticks.saturating_sub(t) > limit
             }
         }
+        // END LAB 2
     }
 
     /// Swap active and expired (O(1): two indices). Tasks are not touched; the flip's time
     /// and generation are recorded so their clocks can be corrected lazily.
     pub(crate) fn flip_arrays(&mut self, now: u64) {
+        // BEGIN LAB 2: swap the roles, forget the old expiry bookkeeping, record when (and which) flip this was
+        // STUB: let _ = now;
         self.active = 1 - self.active;
         self.expired_timestamp = None;
         self.best_expired_prio = MAX_PRIO;
         self.flip_time = now;
         self.flip_gen = self.flip_gen.wrapping_add(1);
+        // END LAB 2
     }
 }
+
+#[cfg(test)]
+#[path = "runqueue_tests.rs"]
+mod tests;

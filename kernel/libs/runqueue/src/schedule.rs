@@ -113,6 +113,8 @@ impl RunQueue {
             self.expired_timestamp = None;
             return self.idle;
         }
+        // BEGIN LAB 2: active empty? flip; then the head of the active array's best level
+        // STUB: let next = self.idle;
         if self.arrays[self.active].is_empty() {
             self.flip_arrays(now);
         }
@@ -120,6 +122,7 @@ impl RunQueue {
         let Some(next) = self.arrays[self.active].head(level) else {
             return self.idle; // nr_running disagrees with the arrays; never expected
         };
+        // END LAB 2
 
         let config = self.config;
         let se = store.entity(next);

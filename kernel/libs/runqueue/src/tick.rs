@@ -45,6 +45,8 @@ impl RunQueue {
         }
 
         if se.policy.is_realtime() {
+            // BEGIN LAB 2: SCHED_RR: one tick less; at 0 a fresh slice, the tail of its level, resched (FIFO: nothing)
+            // STUB: let _ = se;
             if se.policy == Policy::RoundRobin {
                 se.time_slice = se.time_slice.saturating_sub(1);
                 if se.time_slice == 0 {
@@ -53,9 +55,12 @@ impl RunQueue {
                     self.arrays[self.active].requeue(store, p);
                 }
             }
+            // END LAB 2
             return;
         }
 
+        // BEGIN LAB 2: normal tasks: expiry (to expired unless interactive and not starving) or granularity round-robin
+        // STUB: let _ = (se, active);
         se.time_slice = se.time_slice.saturating_sub(1);
         if se.time_slice == 0 {
             se.prio = effective_prio(&config, se);
@@ -85,5 +90,6 @@ impl RunQueue {
                 self.need_resched = true;
             }
         }
+        // END LAB 2
     }
 }

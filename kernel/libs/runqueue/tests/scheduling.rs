@@ -168,6 +168,11 @@ fn an_interactive_task_goes_back_on_the_active_array_when_its_slice_ends() {
     assert_eq!(sys.current(), inter);
     let slice = sys.store.se(inter).time_slice();
     sys.run_ticks(slice as u64);
+    assert_eq!(
+        sys.rq.expired_timestamp(),
+        Some(sys.rq.ticks()),
+        "its slice ended at this tick: expired_timestamp records the round's first expiry, even one that goes back on active"
+    );
     assert_eq!(sys.store.se(inter).array(), Some(sys.rq.active().id()), "reinserted on active");
     assert_eq!(sys.current(), inter, "and still the best task");
     assert_eq!(sys.store.se(hog).array(), Some(sys.rq.active().id()));
