@@ -180,6 +180,8 @@ impl IrqAccounting {
     pub fn irq_enter(&mut self, line: usize, now: u64, current: &mut MsaClock) {
         #[cfg(feature = "accounting")]
         if self.depth < MAX_IRQ_NESTING {
+            // BEGIN LAB 4: outermost entry: the task becomes INTERRUPTED (remember its state); nested: pause the outer stopwatch; push the level
+            // STUB: let _ = (line, now, current);
             let now = self.monotonic(now);
             let resume_state = if self.depth == 0 {
                 let was = current.state();
@@ -200,6 +202,7 @@ impl IrqAccounting {
                 resume_state,
                 kind: self.lines[slot].default_kind,
             };
+            // END LAB 4
         }
         self.depth += 1;
     }
@@ -219,6 +222,8 @@ impl IrqAccounting {
         self.depth -= 1;
         #[cfg(feature = "accounting")]
         if self.depth < MAX_IRQ_NESTING {
+            // BEGIN LAB 4: charge the line its exclusive handler time, count the interrupt, restart the outer stopwatch or end INTERRUPTED
+            // STUB: let _ = (line, now, current);
             let now = self.monotonic(now);
             let level = self.levels[self.depth];
             if level.line != line {
@@ -234,6 +239,7 @@ impl IrqAccounting {
             } else {
                 current.switch(now, level.resume_state);
             }
+            // END LAB 4
         }
     }
 
@@ -258,6 +264,8 @@ impl IrqAccounting {
     #[inline]
     pub fn task_on_cpu(&mut self, at: SwitchInstant, next: &mut MsaClock, running_state: MicroState) {
         let now = at.0;
+        // BEGIN LAB 4: the handover: inside an interrupt the incoming task is INTERRUPTED from `at`, and the outermost exit resumes it in `running_state`
+        // STUB: next.switch(now, running_state);
         if self.depth == 0 {
             next.switch(now, running_state);
             return;
@@ -267,6 +275,7 @@ impl IrqAccounting {
         {
             self.levels[0].resume_state = running_state;
         }
+        // END LAB 4
     }
 
     /// Both halves of a context switch at one `now` (for callers that hold both clocks).
@@ -288,10 +297,13 @@ impl IrqAccounting {
     #[allow(unused_variables)]
     #[inline]
     pub fn set_resume_state(&mut self, running_state: MicroState) {
+        // BEGIN LAB 4: inside an interrupt, the outermost exit must resume the task in `running_state`
+        // STUB: let _ = running_state;
         #[cfg(feature = "accounting")]
         if self.depth > 0 {
             self.levels[0].resume_state = running_state;
         }
+        // END LAB 4
     }
 
     /// The state the current task returns to when the outermost interrupt ends (`None`
@@ -329,6 +341,9 @@ impl IrqAccounting {
     pub fn handler_ticks(&self, line: usize, now: u64) -> u64 {
         #[cfg(feature = "accounting")]
         {
+            // BEGIN LAB 4: the line's completed handler time plus its handlers still in progress (only the innermost is running)
+            // STUB: let _ = (line, now);
+            // STUB: 0
             let slot = Self::slot(line);
             let mut ticks = self.lines[slot].timer.elapsed_time;
             for (i, level) in self.tracked_levels().iter().enumerate() {
@@ -337,6 +352,7 @@ impl IrqAccounting {
                 }
             }
             ticks
+            // END LAB 4
         }
         #[cfg(not(feature = "accounting"))]
         {
@@ -350,9 +366,13 @@ impl IrqAccounting {
     pub fn total_handler_ticks(&self, now: u64) -> u64 {
         #[cfg(feature = "accounting")]
         {
+            // BEGIN LAB 4: every line's completed handler time plus the handlers in progress: Σ INTERRUPTED over all tasks
+            // STUB: let _ = now;
+            // STUB: 0
             let done: u64 = self.lines.iter().map(|l| l.timer.elapsed_time).sum();
             let running: u64 = (0..self.tracked_levels().len()).map(|i| self.level_ticks(i, now)).sum();
             done + running
+            // END LAB 4
         }
         #[cfg(not(feature = "accounting"))]
         {

@@ -138,3 +138,61 @@ fn backwards_time_inside_interrupts_keeps_the_identity() {
     irq.irq_exit(1, 120, &mut task);
     assert_eq!(interrupted(&task, 130), irq.total_handler_ticks(130));
 }
+
+/// `clock`'s `state` must read `want` ticks at `now`; `why` says what should have charged it.
+fn expect(clock: &MsaClock, now: u64, state: MicroState, want: u64, why: &str) {
+    let got = clock.snapshot(now)[state.index()];
+    assert_eq!(got, want, "{why}: {state:?} reads {got} ticks at {now}, expected {want}");
+}
+
+#[test]
+fn entry_makes_the_task_interrupted_and_exit_gives_its_state_back() {
+    let mut irq = IrqAccounting::new();
+    let mut task = MsaClock::new(0, OncpuUsr);
+    irq.irq_enter(3, 1_000, &mut task);
+    assert_eq!(task.state(), Interrupted, "after irq_enter the interrupted task must be INTERRUPTED");
+    assert_eq!(irq.resume_state(), Some(OncpuUsr), "irq_enter must remember the state to resume (ONCPU_USR)");
+    expect(&task, 1_400, Interrupted, 400, "an interrupt in progress since 1000");
+    assert_eq!(irq.handler_ticks(3, 1_400), 400, "handler_ticks(3) must include the handler still running");
+    irq.irq_exit(3, 1_600, &mut task);
+    assert_eq!(task.state(), OncpuUsr, "the outermost irq_exit must give the task its state back");
+    expect(&task, 2_000, Interrupted, 600, "irq_enter at 1000, irq_exit at 1600");
+    expect(&task, 2_000, OncpuUsr, 1_400, "user mode 0..1000 and 1600..2000");
+    assert_eq!(irq.total_handler_ticks(2_000), 600, "total handler time must equal the task's INTERRUPTED time");
+}
+
+#[test]
+fn a_line_counts_its_own_interrupts_and_times() {
+    let mut irq = IrqAccounting::new();
+    let mut task = MsaClock::new(0, OncpuSys);
+    for (start, len) in [(100, 40), (300, 10), (500, 25)] {
+        irq.irq_enter(6, start, &mut task);
+        irq.irq_exit(6, start + len, &mut task);
+    }
+    let t = irq.line_stats(6).timer;
+    assert_eq!(t.num_events, 3, "line 6 fired 3 times");
+    assert_eq!(t.elapsed_time, 75, "line 6's handlers ran 40 + 10 + 25 ticks");
+    assert_eq!((t.min_time, t.max_time), (10, 40), "shortest and longest single handler of line 6");
+    assert_eq!((t.start_time, t.stop_time), (500, 525), "the last interrupt of line 6 ran 500..525");
+    assert_eq!(irq.line_stats(6).intrs.get(IntrKind::Hard), 3, "3 hard interrupts on line 6");
+    assert_eq!(irq.line_stats(7).timer.num_events, 0, "line 7 never fired");
+}
+
+#[test]
+fn the_handover_ends_interrupted_for_the_outgoing_task_and_starts_it_for_the_incoming() {
+    let mut irq = IrqAccounting::new();
+    let mut prev = MsaClock::new(0, OncpuUsr);
+    let mut next = MsaClock::new(0, OnActiveQueue);
+    irq.irq_enter(0, 1_000, &mut prev);
+    let at = irq.task_off_cpu(1_300, &mut prev, OnExpiredQueue);
+    irq.task_on_cpu(at, &mut next, OncpuUsr);
+    assert_eq!(next.state(), Interrupted, "a task switched in inside an interrupt inherits INTERRUPTED");
+    assert_eq!(irq.resume_state(), Some(OncpuUsr), "the outermost exit must resume the incoming task's state");
+    irq.irq_exit(0, 1_500, &mut next);
+    assert_eq!(next.state(), OncpuUsr, "irq_exit on the incoming task must give it its running state");
+    expect(&prev, 2_000, Interrupted, 300, "prev was INTERRUPTED from the entry (1000) to the switch (1300)");
+    expect(&prev, 2_000, OnExpiredQueue, 700, "prev waits from the switch (1300)");
+    expect(&next, 2_000, Interrupted, 200, "next was INTERRUPTED from the switch (1300) to the exit (1500)");
+    expect(&next, 2_000, OncpuUsr, 500, "next runs from the exit (1500)");
+    assert_eq!(irq.line_stats(0).timer.elapsed_time, 500, "the line's handler ran 1000..1500 across the switch");
+}
