@@ -37,7 +37,13 @@ fn a_sleep_and_a_wake_up_charge_the_sleep_then_the_active_queue() {
     assert_eq!(sys.schedule(PrevAction::Preempted).next, a);
     sys.now = 6_000;
     let t = clocks(&mut sys, a);
-    expect(&t, "a", InterruptibleSleep, 3_000, "account_switch at 2000 sends it to sleep (prev_state); the wake-up at 5000 ends it");
+    expect(
+        &t,
+        "a",
+        InterruptibleSleep,
+        3_000,
+        "account_switch at 2000 sends it to sleep (prev_state); the wake-up at 5000 ends it",
+    );
     expect(&t, "a", OnActiveQueue, 300, "waiting from the wake-up (5000) until account_switch picks it (5300)");
     expect(&t, "a", OncpuSys, 2_000 + 700, "on the CPU 0..2000 and 5300..6000");
     sys.check();
