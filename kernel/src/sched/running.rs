@@ -26,7 +26,10 @@ pub fn set_running_state(state: MicroState) {
 pub fn syscall_entered() {
     state::with(|s| {
         let me = s.rq.current();
+        // BEGIN LAB 3: a system call begins: from this TSC value the task runs in the kernel (ONCPU_SYS)
+        // STUB: let _ = me;
         s.rq.set_running_state(&mut Store(&mut s.tasks), me, MicroState::OncpuSys, hal::tsc::read());
+        // END LAB 3
         s.current_hot().counters.syscalls += 1;
     });
 }
@@ -41,7 +44,10 @@ pub fn enter_user_mode() -> bool {
         let me = s.rq.current();
         let killed = s.hot(me).is_some_and(|h| h.killed);
         if !killed {
+            // BEGIN LAB 3: back to ring 3: from this TSC value the task runs in user mode (ONCPU_USR)
+            // STUB: let _ = me;
             s.rq.set_running_state(&mut Store(&mut s.tasks), me, MicroState::OncpuUsr, hal::tsc::read());
+            // END LAB 3
         }
         killed
     })

@@ -33,12 +33,16 @@ pub fn msa(a: &Args) -> SysResult {
     // Converted in place. Most clocks are zero (a live process is never a zombie; nothing
     // here stops, pages, or sleeps on futexes or poll; most processes never enter most of
     // the other states), and zero ticks are zero nanoseconds without a division.
+    // BEGIN LAB 1: read `which`'s clocks (TSC ticks, acct::msa_of) and convert each to nanoseconds
+    // STUB: let _ = which;
+    // STUB: let clocks = [0u64; NR_MICROSTATES];
     let mut clocks = [0; NR_MICROSTATES];
     acct::msa_of(which, &mut clocks);
     let clock = crate::base::time::clock();
     for t in clocks.iter_mut().filter(|t| **t != 0) {
         *t = clock.ticks_to_ns(*t);
     }
+    // END LAB 1
     usercopy::write_u64s(addr, &clocks[..n])?;
     Ok(0)
 }

@@ -180,6 +180,8 @@ impl IrqAccounting {
     pub fn irq_enter(&mut self, line: usize, now: u64, current: &mut MsaClock) {
         #[cfg(feature = "accounting")]
         if self.depth < MAX_IRQ_NESTING {
+            // BEGIN LAB 4: outermost entry: the task becomes INTERRUPTED (remember its state); nested: pause the outer stopwatch; push the level
+            // STUB: let _ = (line, now, current);
             let now = self.monotonic(now);
             let resume_state = if self.depth == 0 {
                 let was = current.state();
@@ -200,6 +202,7 @@ impl IrqAccounting {
                 resume_state,
                 kind: self.lines[slot].default_kind,
             };
+            // END LAB 4
         }
         self.depth += 1;
     }
@@ -219,6 +222,8 @@ impl IrqAccounting {
         self.depth -= 1;
         #[cfg(feature = "accounting")]
         if self.depth < MAX_IRQ_NESTING {
+            // BEGIN LAB 4: charge the line its exclusive handler time, count the interrupt, restart the outer stopwatch or end INTERRUPTED
+            // STUB: let _ = (line, now, current);
             let now = self.monotonic(now);
             let level = self.levels[self.depth];
             if level.line != line {
@@ -234,6 +239,7 @@ impl IrqAccounting {
             } else {
                 current.switch(now, level.resume_state);
             }
+            // END LAB 4
         }
     }
 
@@ -258,6 +264,8 @@ impl IrqAccounting {
     #[inline]
     pub fn task_on_cpu(&mut self, at: SwitchInstant, next: &mut MsaClock, running_state: MicroState) {
         let now = at.0;
+        // BEGIN LAB 4: the handover: inside an interrupt the incoming task is INTERRUPTED from `at`, and the outermost exit resumes it in `running_state`
+        // STUB: next.switch(now, running_state);
         if self.depth == 0 {
             next.switch(now, running_state);
             return;
@@ -267,6 +275,7 @@ impl IrqAccounting {
         {
             self.levels[0].resume_state = running_state;
         }
+        // END LAB 4
     }
 
     /// Both halves of a context switch at one `now` (for callers that hold both clocks).
@@ -288,10 +297,13 @@ impl IrqAccounting {
     #[allow(unused_variables)]
     #[inline]
     pub fn set_resume_state(&mut self, running_state: MicroState) {
+        // BEGIN LAB 4: inside an interrupt, the outermost exit must resume the task in `running_state`
+        // STUB: let _ = running_state;
         #[cfg(feature = "accounting")]
         if self.depth > 0 {
             self.levels[0].resume_state = running_state;
         }
+        // END LAB 4
     }
 
     /// The state the current task returns to when the outermost interrupt ends (`None`
@@ -329,6 +341,9 @@ impl IrqAccounting {
     pub fn handler_ticks(&self, line: usize, now: u64) -> u64 {
         #[cfg(feature = "accounting")]
         {
+            // BEGIN LAB 4: the line's completed handler time plus its handlers still in progress (only the innermost is running)
+            // STUB: let _ = (line, now);
+            // STUB: 0
             let slot = Self::slot(line);
             let mut ticks = self.lines[slot].timer.elapsed_time;
             for (i, level) in self.tracked_levels().iter().enumerate() {
@@ -337,6 +352,7 @@ impl IrqAccounting {
                 }
             }
             ticks
+            // END LAB 4
         }
         #[cfg(not(feature = "accounting"))]
         {
@@ -350,9 +366,13 @@ impl IrqAccounting {
     pub fn total_handler_ticks(&self, now: u64) -> u64 {
         #[cfg(feature = "accounting")]
         {
+            // BEGIN LAB 4: every line's completed handler time plus the handlers in progress: Σ INTERRUPTED over all tasks
+            // STUB: let _ = now;
+            // STUB: 0
             let done: u64 = self.lines.iter().map(|l| l.timer.elapsed_time).sum();
             let running: u64 = (0..self.tracked_levels().len()).map(|i| self.level_ticks(i, now)).sum();
             done + running
+            // END LAB 4
         }
         #[cfg(not(feature = "accounting"))]
         {
@@ -405,164 +425,9 @@ impl IrqAccounting {
 }
 
 #[cfg(all(test, feature = "accounting"))]
-mod tests {
-    use super::*;
-    use MicroState::*;
-
-    fn interrupted(c: &MsaClock, now: u64) -> u64 {
-        c.snapshot(now)[Interrupted.index()]
-    }
-
-    #[test]
-    fn a_single_interrupt_steals_time_from_the_task() {
-        let mut irq = IrqAccounting::new();
-        let mut task = MsaClock::new(0, OncpuUsr);
-        irq.irq_enter(1, 100, &mut task);
-        assert_eq!(task.state(), Interrupted);
-        assert_eq!(irq.resume_state(), Some(OncpuUsr));
-        irq.irq_exit(1, 130, &mut task);
-        assert_eq!(task.state(), OncpuUsr);
-        let t = task.snapshot(200);
-        assert_eq!(t[OncpuUsr.index()], 170);
-        assert_eq!(t[Interrupted.index()], 30);
-        let line = irq.line_stats(1);
-        assert_eq!(line.timer.num_events, 1);
-        assert_eq!(line.timer.elapsed_time, 30);
-        assert_eq!((line.timer.start_time, line.timer.stop_time), (100, 130));
-        assert_eq!(line.intrs.get(IntrKind::Hard), 1);
-    }
-
-    #[test]
-    fn nested_time_is_charged_exclusively() {
-        // line 1: 100..200, with line 14 nested 120..150 and line 3 nested 160..170.
-        let mut irq = IrqAccounting::new();
-        let mut task = MsaClock::new(0, OncpuSys);
-        irq.irq_enter(1, 100, &mut task);
-        irq.irq_enter(14, 120, &mut task);
-        assert_eq!(irq.depth(), 2);
-        assert_eq!(irq.total_handler_ticks(140), 40);
-        assert_eq!(irq.handler_ticks(1, 140), 20);
-        assert_eq!(irq.handler_ticks(14, 140), 20);
-        irq.irq_exit(14, 150, &mut task);
-        assert_eq!(task.state(), Interrupted, "inner exit must not end INTERRUPTED");
-        irq.irq_enter(3, 160, &mut task);
-        irq.irq_exit(3, 170, &mut task);
-        irq.irq_exit(1, 200, &mut task);
-        assert_eq!(task.state(), OncpuSys);
-        assert_eq!(irq.line_stats(1).timer.elapsed_time, 100 - 30 - 10);
-        assert_eq!(irq.line_stats(14).timer.elapsed_time, 30);
-        assert_eq!(irq.line_stats(3).timer.elapsed_time, 10);
-        assert_eq!(interrupted(&task, 300), 100);
-        assert_eq!(irq.total_handler_ticks(300), 100);
-        let outer = irq.line_stats(1).timer;
-        assert_eq!((outer.min_time, outer.max_time, outer.start_time, outer.stop_time), (60, 60, 100, 200));
-    }
-
-    #[test]
-    fn min_max_count_and_kinds() {
-        let mut irq = IrqAccounting::new();
-        irq.set_line_kind(0, IntrKind::Watchdog);
-        let mut task = MsaClock::new(0, OncpuSys);
-        for (start, len) in [(10, 5), (100, 2), (200, 9)] {
-            irq.irq_enter(0, start, &mut task);
-            irq.irq_exit(0, start + len, &mut task);
-        }
-        irq.irq_enter(7, 300, &mut task);
-        irq.set_outcome(IntrKind::Spurious);
-        irq.irq_exit(7, 301, &mut task);
-        let t0 = irq.line_stats(0);
-        assert_eq!((t0.timer.num_events, t0.timer.min_time, t0.timer.max_time), (3, 2, 9));
-        assert_eq!(t0.intrs.get(IntrKind::Watchdog), 3);
-        assert_eq!(t0.intrs.get(IntrKind::Hard), 0);
-        assert_eq!(irq.line_stats(7).intrs.get(IntrKind::Spurious), 1);
-        assert_eq!(irq.line_stats(7).intrs.total(), 1);
-    }
-
-    #[test]
-    fn handover_moves_interrupted_to_the_incoming_task() {
-        let mut irq = IrqAccounting::new();
-        let mut prev = MsaClock::new(0, OncpuUsr);
-        let mut next = MsaClock::new(0, OnActiveQueue);
-        irq.irq_enter(0, 100, &mut prev);
-        irq.irq_enter(5, 110, &mut prev);
-        // The scheduler switches tasks inside the nested interrupt, at 120.
-        irq.context_switch(120, &mut prev, OnExpiredQueue, &mut next, OncpuSys);
-        assert_eq!(next.state(), Interrupted);
-        assert_eq!(irq.resume_state(), Some(OncpuSys));
-        irq.irq_exit(5, 125, &mut next);
-        irq.irq_exit(0, 140, &mut next);
-        assert_eq!(next.state(), OncpuSys);
-        assert_eq!(interrupted(&prev, 200), 20);
-        assert_eq!(interrupted(&next, 200), 20);
-        assert_eq!(prev.snapshot(200)[OnExpiredQueue.index()], 80);
-        assert_eq!(next.snapshot(200)[OnActiveQueue.index()], 120);
-        assert_eq!(irq.total_handler_ticks(200), 40);
-    }
-
-    #[test]
-    fn context_switch_outside_interrupts_is_plain() {
-        let mut irq = IrqAccounting::new();
-        let mut prev = MsaClock::new(0, OncpuSys);
-        let mut next = MsaClock::new(0, OnActiveQueue);
-        irq.context_switch(50, &mut prev, InterruptibleSleep, &mut next, OncpuUsr);
-        assert_eq!(prev.state(), InterruptibleSleep);
-        assert_eq!(next.state(), OncpuUsr);
-    }
-
-    #[test]
-    fn unbalanced_and_too_deep_nesting_never_panic() {
-        let mut irq = IrqAccounting::new();
-        let mut task = MsaClock::new(0, OncpuSys);
-        irq.irq_exit(3, 10, &mut task);
-        assert_eq!(irq.mismatched_exits(), 1);
-        assert_eq!(irq.depth(), 0);
-        let deep = MAX_IRQ_NESTING + 3;
-        for i in 0..deep {
-            irq.irq_enter(i, 100 + i as u64, &mut task);
-        }
-        assert_eq!(irq.depth(), deep);
-        for i in (0..deep).rev() {
-            irq.irq_exit(i, 200 + i as u64, &mut task);
-        }
-        assert_eq!(irq.depth(), 0);
-        assert_eq!(task.state(), OncpuSys);
-        assert_eq!(interrupted(&task, 1_000), irq.total_handler_ticks(1_000));
-        irq.irq_enter(99, 2_000, &mut task);
-        irq.irq_exit(98, 2_010, &mut task);
-        assert_eq!(irq.mismatched_exits(), 2);
-        assert_eq!(irq.stray_stats().timer.elapsed_time, 10);
-        assert_eq!(interrupted(&task, 3_000), irq.total_handler_ticks(3_000));
-    }
-
-    #[test]
-    fn backwards_time_inside_interrupts_keeps_the_identity() {
-        let mut irq = IrqAccounting::new();
-        let mut task = MsaClock::new(0, OncpuSys);
-        irq.irq_enter(1, 100, &mut task);
-        irq.irq_enter(2, 90, &mut task); // backwards
-        irq.irq_exit(2, 95, &mut task);
-        irq.irq_exit(1, 120, &mut task);
-        assert_eq!(interrupted(&task, 130), irq.total_handler_ticks(130));
-    }
-}
+#[path = "irq_tests.rs"]
+mod tests;
 
 #[cfg(all(test, not(feature = "accounting")))]
-mod tests_compiled_out {
-    use super::*;
-
-    #[test]
-    fn only_depth_is_kept() {
-        let mut irq = IrqAccounting::new();
-        let mut task = MsaClock::new(0, MicroState::OncpuSys);
-        irq.irq_enter(1, 100, &mut task);
-        irq.irq_enter(2, 110, &mut task);
-        assert_eq!(irq.depth(), 2);
-        assert!(irq.in_irq());
-        irq.irq_exit(2, 120, &mut task);
-        irq.irq_exit(1, 130, &mut task);
-        assert_eq!(irq.depth(), 0);
-        assert_eq!(irq.total_handler_ticks(500), 0);
-        assert_eq!(irq.line_stats(1).timer.num_events, 0);
-        assert_eq!(task.snapshot(500), [0; tally_uapi::msa::NR_MICROSTATES]);
-    }
-}
+#[path = "irq_off_tests.rs"]
+mod tests_compiled_out;

@@ -44,22 +44,28 @@ impl RunQueue {
     /// (Takes the task's two parts, from one [`TaskStore::task`] lookup.)
     #[inline]
     fn settle_flip(&self, se: &mut SchedEntity, clock: &mut MsaClock) {
+        // BEGIN LAB 3: a flip happened since the task went to the expired array: write it into the clock, once
+        // STUB: let _ = (se, clock);
         if let Some(generation) = se.expired_since_flip {
             if generation != self.flip_gen {
                 se.expired_since_flip = None;
                 clock.switch(self.flip_time, MicroState::OnActiveQueue);
             }
         }
+        // END LAB 3
     }
 
     /// A task that is not on the CPU is now waiting on its array: charge it from `now` as
     /// `ONACTIVEQUEUE` or `ONEXPIREDQUEUE` (the idle task counts as active).
     pub(crate) fn account_waiting<S: TaskStore + ?Sized>(&self, store: &mut S, key: TaskSlot, now: u64) {
         let (se, clock) = store.task(key);
+        // BEGIN LAB 3: settle any pending flip, then charge the task from `now` to the queue it waits on (remember the generation if expired)
+        // STUB: let _ = (se, clock, now);
         self.settle_flip(se, clock);
         let state = self.waiting_state(se);
         se.expired_since_flip = if state == MicroState::OnExpiredQueue { Some(self.flip_gen) } else { None };
         clock.switch(now, state);
+        // END LAB 3
     }
 
     /// A task that is not on the CPU left the runqueue at `now` for `reason`.
@@ -71,9 +77,12 @@ impl RunQueue {
         reason: BlockReason,
     ) {
         let (se, clock) = store.task(key);
+        // BEGIN LAB 3: settle any pending flip, then charge the task from `now` to the state of `reason`
+        // STUB: let _ = (se, clock, now, reason);
         self.settle_flip(se, clock);
         se.expired_since_flip = None;
         clock.switch(now, reason.microstate());
+        // END LAB 3
     }
 
     /// The queue state of a waiting task, from the array it is on.
@@ -86,7 +95,11 @@ impl RunQueue {
 
     /// Does `key`'s clock still owe a flip (see the module documentation)?
     fn flip_pending(&self, se: &SchedEntity) -> bool {
+        // BEGIN LAB 3: a task owes a flip if it waits on the expired array since a generation that is no longer current
+        // STUB: let _ = se;
+        // STUB: false
         matches!(se.expired_since_flip, Some(g) if g != self.flip_gen)
+        // END LAB 3
     }
 
     /// The microstate `key` is in, with any pending flip applied. Does not modify the task.
@@ -150,6 +163,8 @@ impl RunQueue {
     ) {
         let (se, clock) = store.task(key);
         se.running_state = state;
+        // BEGIN LAB 3: the current task's clock switches now, or (inside an interrupt) when the interrupt ends
+        // STUB: let _ = (clock, now);
         if key == self.curr {
             if self.irq.in_irq() {
                 self.irq.set_resume_state(state);
@@ -157,6 +172,7 @@ impl RunQueue {
                 clock.switch(now, state);
             }
         }
+        // END LAB 3
     }
 
     /// An interrupt on `line` begins at `now`: the current task is `INTERRUPTED` (see
@@ -184,6 +200,8 @@ impl RunQueue {
         next: TaskSlot,
         now: u64,
     ) {
+        // BEGIN LAB 3: one `now` for both tasks: prev leaves for `prev_state` (task_off_cpu), next settles any flip and takes the CPU (task_on_cpu)
+        // STUB: let _ = (store, prev, prev_state, next, now);
         let (se, clock) = store.task(prev);
         se.expired_since_flip = if prev_state == MicroState::OnExpiredQueue { Some(self.flip_gen) } else { None };
         let at = self.irq.task_off_cpu(now, clock, prev_state);
@@ -199,5 +217,6 @@ impl RunQueue {
             se.expired_since_flip = None;
             self.irq.task_on_cpu(at, clock, se.running_state);
         }
+        // END LAB 3
     }
 }
