@@ -321,7 +321,7 @@ pub fn grade(args: &GradeArgs) -> Result<ExitCode, String> {
                     println!("protected files: {} unchanged (checked against {})", t.checked, tree::LOCK);
                 } else {
                     println!("PROTECTED FILES CHANGED ({} of {}): grading goes on, but this tree's score does not count; \
-                              restore them (`git diff $(git rev-list --max-parents=0 HEAD) -- FILE`) or grade with --official", t.findings.len(), t.checked);
+                              restore them (`git checkout $(git rev-list --max-parents=0 HEAD) -- FILE`) or grade with --official", t.findings.len(), t.checked);
                     for f in &t.findings {
                         println!("  {f}");
                     }
