@@ -121,6 +121,8 @@ fn run_host(bins: &[hosttest::TestBinary], item: &str, rigour: &Rigour) -> Outco
     }
     cmd.env("PROPTEST_RNG_SEED", rigour.seed.unwrap_or(GRADE_SEED).to_string());
     cmd.env("PROPTEST_DISABLE_FAILURE_PERSISTENCE", "1");
+    // The assertion's message is the report; a backtrace of the test harness is not.
+    cmd.env("RUST_BACKTRACE", "0");
     match rigour.cases {
         Some(c) => cmd.env("PROPTEST_CASES", c.to_string()),
         None => cmd.env_remove("PROPTEST_CASES"),
