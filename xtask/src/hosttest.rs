@@ -7,6 +7,9 @@ use std::process::Stdio;
 
 use crate::build::cargo;
 
+/// The name of the result [`run_binary`] adds when it had to kill a binary at its timeout.
+pub const KILLED: &str = "(killed at its timeout)";
+
 /// One test's result, as libtest reported it.
 pub struct HostResult {
     pub name: String,
@@ -114,13 +117,6 @@ pub fn run_binary(
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", bin.exe.display()))?;
     let (status, stdout, stderr) = wait_with_timeout(child, timeout)?;
-    let Some(status) = status else {
-        return Ok(vec![HostResult {
-            name: format!("{} (test binary)", bin.label),
-            passed: false,
-            detail: format!("killed after {} s: a test hangs", timeout.unwrap_or_default().as_secs()),
-        }]);
-    };
     let mut results = Vec::new();
     for line in stdout.lines() {
         let Some(rest) = line.strip_prefix("test ") else { continue };
@@ -133,6 +129,15 @@ pub fn run_binary(
         let detail = if passed { String::new() } else { failure_detail(&stdout, name) };
         results.push(HostResult { name: format!("{}::{}", bin.label, name), passed, detail });
     }
+    // Killed: the tests that finished are reported; the rest never ended.
+    let Some(status) = status else {
+        results.push(HostResult {
+            name: format!("{} {KILLED}", bin.label),
+            passed: false,
+            detail: format!("killed after {} s: a test never ended", timeout.unwrap_or_default().as_secs()),
+        });
+        return Ok(results);
+    };
     if !status.success() && results.iter().all(|r| r.passed) {
         // The binary failed without naming a failing test (a crash, an abort).
         results.push(HostResult { name: format!("{} (test binary)", bin.label), passed: false, detail: stderr });

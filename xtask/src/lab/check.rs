@@ -1,6 +1,7 @@
 //! `cargo xtask lab check`: CI's proof that every lab is sound. For each lab: its markers
 //! are well formed and lie in its files; the files a student edits hold no tests; the
-//! reference scores full marks and every rubric item names a test that exists; the starting
+//! reference scores full marks (its QEMU items at both tick rates of an official run) and
+//! every rubric item names a test that exists; the starting
 //! point compiles (host tests, the kernel with accounting on and off) and boots if the lab
 //! says so; every item with points fails on the starting point; stripping changes no code
 //! outside the lab's files. The starting points are built in one scratch tree
@@ -104,8 +105,15 @@ pub fn run(only: Option<u32>, timeout_cap: u64) -> Result<ExitCode, String> {
             }
         }
     }
-    println!("== the reference: {} test(s) named by the rubrics", union.len());
-    let outcomes = grade::run_tests(&union, &Rigour::default(), &|_| false);
+    // QEMU items at the official run's second tick rate too: a correct hand-in must be able
+    // to pass the official grading.
+    println!(
+        "== the reference: {} test(s) named by the rubrics (QEMU items at 1000 and {} Hz)",
+        union.len(),
+        grade::OFFICIAL_HZ
+    );
+    let rigour = Rigour { second_hz: Some(grade::OFFICIAL_HZ), ..Rigour::default() };
+    let outcomes = grade::run_tests(&union, &rigour, &|_| false);
     for lab in &selected {
         let graded = grade::score(lab, &outcomes);
         let score: u32 = graded.iter().map(|g| g.2).sum();
@@ -231,7 +239,8 @@ fn quiet_ok(mut cmd: std::process::Command) -> bool {
     }
 }
 
-/// (name, points, passed) of each item in a grade's JSON results.
+/// (name, points, whether its test passed — its parent's verdict left out) of each item in a
+/// grade's JSON results.
 fn read_results(path: &Path) -> Result<Vec<(String, u64, bool)>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
@@ -242,7 +251,7 @@ fn read_results(path: &Path) -> Result<Vec<(String, u64, bool)>, String> {
             (
                 i["name"].as_str().unwrap_or_default().to_string(),
                 i["points"].as_u64().unwrap_or_default(),
-                i["passed"].as_bool().unwrap_or(false),
+                i["test_passed"].as_bool().unwrap_or(false),
             )
         })
         .collect())

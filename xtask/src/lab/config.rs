@@ -106,8 +106,13 @@ impl Labs {
     pub fn load(root: &Path) -> Result<Labs, String> {
         let path = root.join("labs/labs.toml");
         let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let labs: Labs = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        labs.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+        Labs::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The labs of a `labs.toml`'s text (a reference commit's, for official grading).
+    pub fn parse(text: &str) -> Result<Labs, String> {
+        let labs: Labs = toml::from_str(text).map_err(|e| e.to_string())?;
+        labs.validate()?;
         Ok(labs)
     }
 

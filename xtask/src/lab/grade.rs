@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::config::{Item, Lab, Labs, Test, MANUAL_POINTS, TEST_POINTS};
-use super::tree;
+use super::{markers, tree};
 use crate::scenario;
 use crate::{build, hosttest, BuildOpts};
 
@@ -49,6 +49,8 @@ pub struct Outcome {
     pub detail: String,
     pub seconds: f64,
     pub ran: bool,
+    /// The test's own verdict, before its parent's is applied (what `lab check` proves).
+    pub test_passed: bool,
 }
 
 /// Run `tests` (each once, whatever items name them) on the tree at `build::root()`.
@@ -64,10 +66,11 @@ pub fn run_tests(tests: &[Test], rigour: &Rigour, skip: &dyn Fn(&Test) -> bool) 
         packages.dedup();
         match hosttest::build_packages(&packages) {
             Ok(bins) => {
+                let run: Vec<&String> = host.iter().filter(|h| !skip(&Test::Host((**h).clone()))).copied().collect();
+                let mut outcomes = run_host(&bins, &run, rigour);
                 for h in host {
-                    let t = Test::Host(h.clone());
-                    let o = if skip(&t) { not_run() } else { run_host(&bins, h, rigour) };
-                    out.push((t, o));
+                    let o = outcomes.remove(h.as_str()).unwrap_or_else(not_run);
+                    out.push((Test::Host(h.clone()), o));
                 }
             }
             Err(e) => {
@@ -94,70 +97,117 @@ pub fn run_tests(tests: &[Test], rigour: &Rigour, skip: &dyn Fn(&Test) -> bool) 
 }
 
 fn not_run() -> Outcome {
-    Outcome { passed: false, detail: "not run: its parent item failed".into(), seconds: 0.0, ran: false }
+    Outcome {
+        passed: false,
+        detail: "not run: its parent item failed".into(),
+        seconds: 0.0,
+        ran: false,
+        test_passed: false,
+    }
 }
 
 fn failed(detail: String) -> Outcome {
-    Outcome { passed: false, detail, seconds: 0.0, ran: true }
+    Outcome { passed: false, detail, seconds: 0.0, ran: true, test_passed: false }
 }
 
-/// A host item: `LABEL::path` (one test, exactly) or `LABEL::path::*` (every test under it).
-fn run_host(bins: &[hosttest::TestBinary], item: &str, rigour: &Rigour) -> Outcome {
-    let started = Instant::now();
-    let Some(bin) = bins.iter().filter(|b| item.starts_with(&format!("{}::", b.label))).max_by_key(|b| b.label.len())
-    else {
-        return failed(format!("no test binary is labelled like {item:?} (see `cargo xtask test` for the names)"));
-    };
-    let path = &item[bin.label.len() + 2..];
-    let (filter, exact) = match path.strip_suffix("::*") {
-        Some(prefix) => (format!("{prefix}::"), false),
-        None if path == "*" => (String::new(), false),
-        None => (path.to_string(), true),
-    };
-    let mut cmd = Command::new(&bin.exe);
-    cmd.current_dir(&bin.dir).arg(&filter);
-    if exact {
-        cmd.arg("--exact");
+/// Host items: `LABEL::path` (one test, exactly) or `LABEL::path::*` (every test under it).
+/// Each test binary runs once for all the items it holds, under one timeout, so a test
+/// that never ends costs that timeout once.
+fn run_host<'a>(
+    bins: &[hosttest::TestBinary],
+    items: &[&'a String],
+    rigour: &Rigour,
+) -> std::collections::BTreeMap<&'a str, Outcome> {
+    let mut out = std::collections::BTreeMap::new();
+    let timeout = rigour.timeout_cap.map_or(HOST_TIMEOUT, |c| HOST_TIMEOUT.min(Duration::from_secs(c)));
+    // Each item's binary (the longest label it starts with) and its path inside it.
+    let mut by_bin: Vec<(&hosttest::TestBinary, Vec<(&'a String, String)>)> = Vec::new();
+    for item in items {
+        let Some(bin) =
+            bins.iter().filter(|b| item.starts_with(&format!("{}::", b.label))).max_by_key(|b| b.label.len())
+        else {
+            out.insert(
+                item.as_str(),
+                failed(format!("no test binary is labelled like {item:?} (see `cargo xtask test` for the names)")),
+            );
+            continue;
+        };
+        let path = item[bin.label.len() + 2..].to_string();
+        match by_bin.iter_mut().find(|(b, _)| std::ptr::eq(*b, bin)) {
+            Some((_, v)) => v.push((item, path)),
+            None => by_bin.push((bin, vec![(item, path)])),
+        }
     }
-    cmd.env("PROPTEST_RNG_SEED", rigour.seed.unwrap_or(GRADE_SEED).to_string());
-    cmd.env("PROPTEST_DISABLE_FAILURE_PERSISTENCE", "1");
-    // The assertion's message is the report; a backtrace of the test harness is not.
-    cmd.env("RUST_BACKTRACE", "0");
-    match rigour.cases {
-        Some(c) => cmd.env("PROPTEST_CASES", c.to_string()),
-        None => cmd.env_remove("PROPTEST_CASES"),
-    };
-    let results = match hosttest::run_binary(bin, cmd, Some(HOST_TIMEOUT)) {
-        Ok(r) => r,
-        Err(e) => return Outcome { passed: false, detail: e, seconds: started.elapsed().as_secs_f64(), ran: true },
-    };
-    let mine: Vec<&hosttest::HostResult> = results
-        .iter()
-        .filter(|r| {
-            if exact {
-                r.name == format!("{}::{path}", bin.label)
-            } else {
-                r.name.starts_with(item.trim_end_matches('*'))
-            }
-        })
-        .collect();
-    let seconds = started.elapsed().as_secs_f64();
+    for (bin, mine) in by_bin {
+        let started = Instant::now();
+        let mut cmd = Command::new(&bin.exe);
+        cmd.current_dir(&bin.dir);
+        // libtest runs the tests whose names contain any of the filters; exact names and
+        // prefixes are sorted out below.
+        for (_, path) in &mine {
+            match path.strip_suffix("::*") {
+                Some(prefix) => cmd.arg(format!("{prefix}::")),
+                None if path == "*" => cmd.arg(""),
+                None => cmd.arg(path),
+            };
+        }
+        cmd.env("PROPTEST_RNG_SEED", rigour.seed.unwrap_or(GRADE_SEED).to_string());
+        cmd.env("PROPTEST_DISABLE_FAILURE_PERSISTENCE", "1");
+        // The assertion's message is the report; a backtrace of the test harness is not.
+        cmd.env("RUST_BACKTRACE", "0");
+        match rigour.cases {
+            Some(c) => cmd.env("PROPTEST_CASES", c.to_string()),
+            None => cmd.env_remove("PROPTEST_CASES"),
+        };
+        let results = hosttest::run_binary(bin, cmd, Some(timeout));
+        let seconds = started.elapsed().as_secs_f64();
+        for (item, path) in mine {
+            let o = match &results {
+                Err(e) => failed(e.clone()),
+                Ok(results) => host_outcome(bin, item, &path, results, timeout),
+            };
+            out.insert(item.as_str(), Outcome { seconds, ..o });
+        }
+    }
+    out
+}
+
+/// One host item's verdict from its binary's results.
+fn host_outcome(
+    bin: &hosttest::TestBinary,
+    item: &str,
+    path: &str,
+    results: &[hosttest::HostResult],
+    timeout: Duration,
+) -> Outcome {
+    let prefix = format!("{}::{}", bin.label, path.trim_end_matches('*'));
+    let exact = !path.ends_with('*');
+    let mine: Vec<&hosttest::HostResult> =
+        results.iter().filter(|r| if exact { r.name == prefix } else { r.name.starts_with(&prefix) }).collect();
+    let killed = results.iter().any(|r| r.name.ends_with(hosttest::KILLED));
     if mine.is_empty() {
-        let crash = results.iter().find(|r| !r.passed).map(|r| format!(":\n{}", r.detail)).unwrap_or_default();
-        return Outcome { passed: false, detail: format!("no test named {item:?} ran{crash}"), seconds, ran: true };
-    }
-    let failures: Vec<String> =
-        mine.iter().filter(|r| !r.passed).map(|r| format!("{} failed:\n{}", r.name, r.detail.trim())).collect();
-    Outcome {
-        passed: failures.is_empty(),
-        detail: if mine.len() > 1 && !failures.is_empty() {
-            format!("{} of {} tests failed\n{}", failures.len(), mine.len(), failures.join("\n"))
+        let why = if killed {
+            format!("did not finish within {} s: does a loop in your code never end?", timeout.as_secs())
         } else {
-            failures.join("\n")
-        },
-        seconds,
-        ran: true,
+            let crash = results.iter().find(|r| !r.passed).map(|r| format!(":\n{}", r.detail)).unwrap_or_default();
+            format!("no test named {item:?} ran{crash}")
+        };
+        return failed(why);
     }
+    let mut failures: Vec<String> =
+        mine.iter().filter(|r| !r.passed).map(|r| format!("{} failed:\n{}", r.name, r.detail.trim())).collect();
+    if killed && !exact {
+        failures.push(format!(
+            "and the binary was killed after {} s: a test under {item:?} never ended",
+            timeout.as_secs()
+        ));
+    }
+    let detail = if mine.len() > 1 && !failures.is_empty() {
+        format!("{} of {} tests failed\n{}", failures.len(), mine.len(), failures.join("\n"))
+    } else {
+        failures.join("\n")
+    };
+    Outcome { passed: failures.is_empty(), detail, seconds: 0.0, ran: true, test_passed: failures.is_empty() }
 }
 
 /// QEMU items: each scenario `repeat` times on the default kernel, and as often on the
@@ -208,8 +258,6 @@ fn run_qemu(names: &[&String], rigour: &Rigour) -> Vec<(Test, Outcome)> {
     let queue = Arc::new(Mutex::new(runs));
     let done: Arc<Mutex<Vec<(String, Option<u32>, Result<(), String>, f64)>>> = Arc::default();
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1);
-    // `lab check` fails every item on purpose: it keeps none of their accounting disks.
-    let keep_no_disks = rigour.all_items;
     let workers: Vec<_> = (0..jobs)
         .map(|_| {
             let queue = Arc::clone(&queue);
@@ -217,10 +265,14 @@ fn run_qemu(names: &[&String], rigour: &Rigour) -> Vec<(Test, Outcome)> {
             std::thread::spawn(move || loop {
                 let Some((s, image, hz)) = queue.lock().unwrap().pop_front() else { break };
                 let (verdict, serial, took, _notes) = crate::test::run_one(&image, &s);
-                if keep_no_disks {
-                    forget_kept_disk(&verdict);
-                }
-                let verdict = verdict.map_err(|why| format!("{why}\nlast serial lines:\n{}", tail(&serial, 15)));
+                forget_kept_disk(&verdict);
+                let verdict = verdict.map_err(|why| {
+                    let why = match why.rsplit_once("\n(accounting disk kept in ") {
+                        Some((head, _)) => head.to_string(),
+                        None => why,
+                    };
+                    format!("{why}\nlast serial lines:\n{}", tail(&serial, 15))
+                });
                 done.lock().unwrap().push((s.name.clone(), hz, verdict, took.as_secs_f64()));
             })
         })
@@ -249,12 +301,17 @@ fn run_qemu(names: &[&String], rigour: &Rigour) -> Vec<(Test, Outcome)> {
             (_, 1) => fails[0].clone(),
             (f, m) => format!("{f} of {m} runs failed; the first:\n{}", fails[0]),
         };
-        results.push((Test::Qemu((*n).clone()), Outcome { passed: fails.is_empty(), detail, seconds, ran: true }));
+        results.push((
+            Test::Qemu((*n).clone()),
+            Outcome { passed: fails.is_empty(), detail, seconds, ran: true, test_passed: fails.is_empty() },
+        ));
     }
     results
 }
 
-/// Remove the accounting disk a failed scenario kept (`test::run_one` names it).
+/// Remove the accounting disk a failed scenario kept (`test::run_one` names it): a grade's
+/// failures would otherwise leave 8 MiB each in the temporary directory, run after run.
+/// (`cargo xtask test --no-host NAME` keeps it, to read it with `cargo xtask acct`.)
 fn forget_kept_disk(verdict: &Result<(), String>) {
     let Err(why) = verdict else { return };
     if let Some(path) =
@@ -379,8 +436,14 @@ pub fn grade(args: &GradeArgs) -> Result<ExitCode, String> {
             o.seconds
         );
         if !o.passed {
-            for line in o.detail.lines().take(40) {
-                println!("     | {line}");
+            // A property test's minimal failing input is at the end of its report.
+            let lines: Vec<&str> = o.detail.lines().collect();
+            if lines.len() > 40 {
+                lines[..20].iter().for_each(|l| println!("     | {l}"));
+                println!("     | … ({} lines; all of them are in the JSON results)", lines.len());
+                lines[lines.len() - 20..].iter().for_each(|l| println!("     | {l}"));
+            } else {
+                lines.iter().for_each(|l| println!("     | {l}"));
             }
         }
     }
@@ -410,6 +473,22 @@ pub fn grade(args: &GradeArgs) -> Result<ExitCode, String> {
     })
 }
 
+/// At most `max` bytes of `text`: its head and its tail.
+fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut head = max / 2;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - max / 2;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}\n… ({} bytes left out) …\n{}", &text[..head], tail - head, &text[tail..])
+}
+
 fn write_json(
     path: &Path,
     lab: &Lab,
@@ -424,7 +503,8 @@ fn write_json(
             let t = i.test();
             serde_json::json!({
                 "name": i.name, "kind": t.kind(), "test": t.id(), "points": i.points, "earned": e,
-                "passed": o.passed, "ran": o.ran, "seconds": o.seconds, "detail": o.detail,
+                "passed": o.passed, "test_passed": o.test_passed, "ran": o.ran, "seconds": o.seconds,
+                "detail": clip(&o.detail, 16 * 1024),
                 "parent": i.parent,
             })
         })
@@ -455,47 +535,16 @@ pub fn official(
     seed: Option<u64>,
 ) -> Result<ExitCode, String> {
     let root = build::root();
-    let labs = Labs::load(&root)?;
-    let lab = labs.lab(lab_number)?;
-    // The pristine tree: the starting point made here (the reference tree), or the
-    // hand-out's one commit (a student's tree).
-    let pristine: Vec<tree::File> = if root.join(tree::LOCK).exists() {
-        let first = tree::git(&root, &["rev-list", "--max-parents=0", "HEAD"])?;
-        let first = first.lines().last().ok_or("this tree has no commit")?.to_string();
-        files_of_commit(&root, &first)?
-    } else {
-        tree::starting_point(&tree::tracked(&root)?, lab)?.0
-    };
     let (source, cleanup) = match handin {
         Some(a) => (tree::read_archive(a)?, true),
         None => (root.clone(), false),
     };
-    let mut files = pristine.clone();
-    let mut restored = Vec::new();
-    for f in files.iter_mut() {
-        let theirs = std::fs::read(source.join(&f.path)).ok();
-        if lab.files.contains(&f.path) {
-            match theirs {
-                Some(b) => f.bytes = b,
-                None => println!("note: the hand-in has no {}; the starting point's is graded", f.path),
-            }
-        } else if labs.is_protected(&f.path) && f.path != tree::LOCK && theirs.is_some_and(|b| b != f.bytes) {
-            restored.push(f.path.clone());
-        }
-    }
-    let answers = lab.answers();
-    if let Ok(b) = std::fs::read(source.join(&answers)) {
-        files.retain(|f| f.path != answers);
-        files.push(tree::File { path: answers.clone(), bytes: b, exec: false });
-    } else {
-        println!("note: the hand-in has no {answers} (the {MANUAL_POINTS} points graded by hand)");
-    }
+    let graded = official_tree(&root, &source, lab_number);
     if cleanup {
         let _ = std::fs::remove_dir_all(&source);
     }
-    for p in &restored {
-        println!("restored: {p} (the hand-in changed a protected file; the hand-out's is graded)");
-    }
+    let (files, labs) = graded?;
+    let lab = labs.lab(lab_number)?;
     let scratch = build::target_dir().join("lab").join("official");
     tree::sync(&scratch, &files)?;
     let seed = seed
@@ -503,6 +552,9 @@ pub fn official(
         .unwrap_or_else(secret_seed);
     let results = results
         .unwrap_or_else(|| build::target_dir().join("tally").join(format!("grade-{:02}-official.json", lab.number)));
+    // The child runs in the scratch tree: a relative path would land (and be lost) there.
+    let results =
+        if results.is_relative() { std::env::current_dir().map_err(|e| e.to_string())?.join(results) } else { results };
     let mut cmd = scratch_xtask(&scratch)?;
     cmd.args([
         "grade",
@@ -524,6 +576,96 @@ pub fn official(
         Some(2) => ExitCode::from(2),
         _ => ExitCode::FAILURE,
     })
+}
+
+/// The tree an official run grades, and the labs it was handed out with: the hand-out's
+/// pristine files (made from the reference commit the hand-in's lock names, in the
+/// reference tree; the hand-out's one commit, in a student's tree), with the bodies of the
+/// lab's regions and the answers taken from the hand-in, and nothing else.
+fn official_tree(root: &Path, source: &Path, lab_number: u32) -> Result<(Vec<tree::File>, Labs), String> {
+    let (pristine, labs) = if root.join(tree::LOCK).exists() {
+        let first = tree::root_commit(root).ok_or("this tree has no commit")?;
+        let labs = Labs::load(root)?;
+        if let Some(t) = tree::check_lock(root, &labs)? {
+            if t.findings.iter().any(|f| f.contains(" boot/")) {
+                return Err("boot/ changed in this tree; its boot image packer cannot grade officially".into());
+            }
+        }
+        (files_of_commit(root, &first)?, labs)
+    } else {
+        let lock = std::fs::read_to_string(source.join(tree::LOCK)).unwrap_or_default();
+        let reference =
+            lock.lines().find_map(|l| l.strip_prefix("reference = \"")).map(|r| r.trim_end_matches('"').to_string());
+        let at_commit = reference.as_deref().filter(|r| {
+            !r.ends_with("-dirty") && tree::git(root, &["cat-file", "-e", &format!("{r}^{{commit}}")]).is_ok()
+        });
+        let files = match at_commit {
+            Some(r) => {
+                println!("the hand-out was made from reference commit {r}: graded against it");
+                files_of_commit(root, r)?
+            }
+            None => {
+                println!(
+                    "note: the hand-in does not name a reference commit of this tree ({}): graded against the working tree",
+                    reference.as_deref().unwrap_or("no labs/lock.toml")
+                );
+                tree::tracked(root)?
+            }
+        };
+        let text = files
+            .iter()
+            .find(|f| f.path == "labs/labs.toml")
+            .map(|f| String::from_utf8_lossy(&f.bytes).into_owned())
+            .ok_or("the reference has no labs/labs.toml")?;
+        let labs = Labs::parse(&text)?;
+        let lab = labs.lab(lab_number)?;
+        (tree::starting_point(&files, lab)?.0, labs)
+    };
+    let lab = labs.lab(lab_number)?;
+    let mut files = pristine;
+    let mut notes = Vec::new();
+    for f in files.iter_mut() {
+        let Ok(theirs) = std::fs::read(source.join(&f.path)) else {
+            if lab.files.contains(&f.path) {
+                notes.push(format!("the hand-in has no {}: the starting point's is graded", f.path));
+            }
+            continue;
+        };
+        if theirs == f.bytes || f.path == tree::LOCK {
+            continue;
+        }
+        if lab.files.contains(&f.path) {
+            let ours = String::from_utf8_lossy(&f.bytes).into_owned();
+            let text = String::from_utf8_lossy(&theirs).into_owned();
+            if let Some(why) = tree::outside_change(&ours, &text, lab.number) {
+                notes.push(format!("ignored: {} changed outside the lab's regions ({why})", f.path));
+            }
+            match markers::splice(&ours, &text, lab.number) {
+                Ok(graded) => f.bytes = graded.into_bytes(),
+                Err(e) => notes.push(format!("{}: {e}; the starting point's is graded", f.path)),
+            }
+        } else if labs.is_protected(&f.path) {
+            notes.push(format!("restored: {} (a protected file; the hand-out's is graded)", f.path));
+        } else {
+            notes.push(format!("ignored: {} (only the lab's files are graded)", f.path));
+        }
+    }
+    let known: std::collections::BTreeSet<String> = files.iter().map(|f| f.path.clone()).collect();
+    for p in tree::all_files(source)?.into_iter().filter(|p| !known.contains(p) && *p != lab.answers()) {
+        notes.push(format!("ignored: {p} (a file the hand-out did not have)"));
+    }
+    let answers = lab.answers();
+    match std::fs::read(source.join(&answers)) {
+        Ok(b) => {
+            files.retain(|f| f.path != answers);
+            files.push(tree::File { path: answers.clone(), bytes: b, exec: false });
+        }
+        Err(_) => notes.push(format!("the hand-in has no {answers} (the {MANUAL_POINTS} points graded by hand)")),
+    }
+    for n in &notes {
+        println!("{n}");
+    }
+    Ok((files, labs))
 }
 
 /// A seed nobody chose: the clock's nanoseconds and the process id.

@@ -74,29 +74,32 @@ fn marker(line: &str) -> Result<Option<Marker<'_>>, String> {
     if let Some(rest) = c.strip_prefix("STUB:") {
         return Ok(Some(Marker::Stub(rest.strip_prefix(' ').unwrap_or(rest))));
     }
-    if c.starts_with("BEGIN LAB") || c.starts_with("END LAB") || c.starts_with("STUB") {
+    let stub_like = c.strip_prefix("STUB").is_some_and(|r| !r.starts_with(|ch: char| ch.is_alphanumeric()));
+    if c.starts_with("BEGIN LAB") || c.starts_with("END LAB") || stub_like {
         return Err(format!("malformed lab marker `{}`", t.trim_end()));
     }
     Ok(None)
 }
 
-/// The function (and `impl` type) a line lies in: the nearest `fn NAME` above it, and the
-/// nearest `impl … TYPE` above that with a smaller indentation.
+/// The function (and `impl` type) a line lies in: the nearest `fn NAME` above it whose body
+/// is still open there (so a nested helper `fn` above the region is skipped), and the nearest
+/// `impl … TYPE` above that with a smaller indentation. `None` if no function is open.
 fn enclosing_function(lines: &[&str], at: usize) -> Option<(usize, String)> {
     let indent = |l: &str| l.len() - l.trim_start().len();
-    let (fn_line, name) = lines[..at].iter().enumerate().rev().find_map(|(i, l)| {
-        let t = l.trim_start();
-        if t.starts_with("//") {
-            return None;
-        }
+    let fn_name = |l: &str| -> Option<String> {
+        let t = code_part(l).trim_start();
         let after = t.split_once("fn ")?.1;
         let before = &t[..t.len() - after.len() - 3];
         // `fn` as a keyword: at the start, or after `pub`, `const`, `unsafe`, `pub(crate)`…
-        if !(before.is_empty() || before.ends_with(' ')) {
+        if !(before.is_empty() || before.ends_with(' ')) || before.contains('"') {
             return None;
         }
         let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        (!name.is_empty()).then_some((i, name))
+        (!name.is_empty()).then_some(name)
+    };
+    let (fn_line, name) = (0..at).rev().find_map(|i| {
+        let name = fn_name(lines[i])?;
+        (brace_depth(&lines[i..at]) > 0).then_some((i, name))
     })?;
     let fn_indent = indent(lines[fn_line]);
     let ty = lines[..fn_line].iter().rev().find_map(|l| {
@@ -118,6 +121,11 @@ fn enclosing_function(lines: &[&str], at: usize) -> Option<(usize, String)> {
         None => name,
     };
     Some((fn_line, full))
+}
+
+/// Braces opened minus braces closed over `lines`, comments left out.
+fn brace_depth(lines: &[&str]) -> i64 {
+    lines.iter().map(|l| code_part(l)).map(|l| l.matches('{').count() as i64 - l.matches('}').count() as i64).sum()
 }
 
 fn skip_generics(s: &str) -> &str {
@@ -154,17 +162,8 @@ pub fn regions(text: &str) -> Result<Vec<Region>, MarkerError> {
                         o.begin + 1
                     )));
                 }
-                let (fn_line, function) = enclosing_function(&lines, i)
-                    .ok_or_else(|| err(format!("BEGIN LAB {lab} is not inside a function")))?;
-                // Inside the body: the braces opened from the `fn` line on are not all closed.
-                let depth: i64 = lines[fn_line..i]
-                    .iter()
-                    .map(|l| code_part(l))
-                    .map(|l| l.matches('{').count() as i64 - l.matches('}').count() as i64)
-                    .sum();
-                if depth <= 0 {
-                    return Err(err(format!("BEGIN LAB {lab} is not inside the body of `{function}`")));
-                }
+                let (_, function) = enclosing_function(&lines, i)
+                    .ok_or_else(|| err(format!("BEGIN LAB {lab} is not inside the body of a function")))?;
                 open = Some(Region { lab, hint: hint.to_string(), begin: i, end: 0, stub: Vec::new(), function });
             }
             Some(Marker::Stub(code)) => match &mut open {
@@ -225,6 +224,42 @@ pub fn strip(text: &str, lab: u32) -> Result<Option<String>, MarkerError> {
         s.push('\n');
     }
     Ok(Some(s))
+}
+
+/// The lines of a file outside lab `lab`'s regions, its marker lines included: what a
+/// student must leave as handed out (the code they write goes between the markers).
+/// Each line with its number (from 1).
+pub fn outside(text: &str, lab: u32) -> Result<Vec<(usize, String)>, MarkerError> {
+    let regions = regions(text)?;
+    let inside = |i: usize| regions.iter().any(|r| r.lab == lab && i > r.begin && i < r.end);
+    Ok(text.lines().enumerate().filter(|(i, _)| !inside(*i)).map(|(i, l)| (i + 1, l.to_string())).collect())
+}
+
+/// `pristine` (the hand-out's file) with the bodies of lab `lab`'s regions taken from
+/// `theirs`, region by region: official grading takes nothing else from a hand-in.
+pub fn splice(pristine: &str, theirs: &str, lab: u32) -> Result<String, String> {
+    let ours: Vec<Region> =
+        regions(pristine).map_err(|e| e.to_string())?.into_iter().filter(|r| r.lab == lab).collect();
+    let them: Vec<Region> =
+        regions(theirs).map_err(|e| format!("its markers: {e}"))?.into_iter().filter(|r| r.lab == lab).collect();
+    if ours.len() != them.len() {
+        return Err(format!("it has {} region(s) of lab {lab}, the hand-out {}", them.len(), ours.len()));
+    }
+    let p: Vec<&str> = pristine.lines().collect();
+    let t: Vec<&str> = theirs.lines().collect();
+    let mut out: Vec<&str> = Vec::with_capacity(p.len());
+    let mut i = 0;
+    for (o, h) in ours.iter().zip(&them) {
+        out.extend(&p[i..=o.begin]);
+        out.extend(&t[h.begin + 1..h.end]);
+        i = o.end;
+    }
+    out.extend(&p[i..]);
+    let mut s = out.join("\n");
+    if pristine.ends_with('\n') {
+        s.push('\n');
+    }
+    Ok(s)
 }
 
 #[cfg(test)]
@@ -293,9 +328,36 @@ mod tests {
         assert!(bad("fn f() {\n// BEGIN LAB 1: a\n// END LAB 2\n}\n").what.contains("closes the region of LAB 1"));
         assert!(bad("fn f() {\n// BEGIN LAB1: a\n}\n").what.contains("malformed"));
         assert!(bad("fn f() {\n// BEGIN LAB 1\n}\n").what.contains("colon"));
-        assert!(bad("// BEGIN LAB 1: a\n// END LAB 1\n").what.contains("not inside a function"));
+        assert!(bad("// BEGIN LAB 1: a\n// END LAB 1\n").what.contains("not inside the body"));
         assert!(bad("fn f() {}\n// BEGIN LAB 1: a\n// END LAB 1\n").what.contains("not inside the body"));
         assert!(bad("fn f() {\n// BEGIN LAB 1: a\nx();\n// STUB: y\n// END LAB 1\n}\n").what.contains("directly"));
+    }
+
+    #[test]
+    fn splice_takes_only_the_regions_bodies() {
+        let start = strip(SRC, 1).unwrap().unwrap();
+        let theirs = start
+            .replace(
+                "        self.last = now;\n        // END LAB 1",
+                "        self.last = now + 0;\n        // END LAB 1",
+            )
+            .replace("impl Clock {", "impl Clock { // edited outside");
+        let graded = splice(&start, &theirs, 1).unwrap();
+        assert!(graded.contains("self.last = now + 0;"));
+        assert!(graded.starts_with("impl Clock {\n"), "changes outside the regions are not taken");
+        let text = |src: &str| outside(src, 1).unwrap().into_iter().map(|(_, l)| l).collect::<Vec<_>>();
+        assert_ne!(text(&start), text(&theirs));
+        let inside_only =
+            start.replace("        self.last = now;\n", "        let x = 1;\n        self.last = now + x;\n");
+        assert_eq!(text(&start), text(&inside_only));
+        assert!(splice(&start, "fn f() {}\n", 1).unwrap_err().contains("0 region(s)"));
+    }
+
+    #[test]
+    fn nested_helpers_and_comments_do_not_hide_the_function() {
+        let src = "impl A {\n    fn outer(&self) {\n        fn helper() {}\n        x(); // a fn pointer\n        // BEGIN LAB 1: y\n        // END LAB 1\n    }\n}\n";
+        assert_eq!(regions(src).unwrap()[0].function, "A::outer");
+        assert!(regions("fn f() {\n    // STUBBORN comment\n}\n").unwrap().is_empty());
     }
 
     #[test]

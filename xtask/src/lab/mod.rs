@@ -60,11 +60,12 @@ fn list() -> Result<ExitCode, String> {
     let root = build::root();
     let labs = Labs::load(&root)?;
     let regions = tree::regions(&tree::tracked(&root)?).unwrap_or_default();
-    println!("{:>2}  {:<48} {:<5} {:>7} {:>5}  handout", "N", "title", "boots", "regions", "items");
+    let width = labs.labs.iter().map(|l| l.title.chars().count()).max().unwrap_or(5);
+    println!("{:>2}  {:<width$} {:<5} {:>7} {:>5}  handout", "N", "title", "boots", "regions", "items");
     for lab in &labs.labs {
         let count = regions.values().flatten().filter(|r| r.lab == lab.number).count();
         println!(
-            "{:>2}  {:<48} {:<5} {:>7} {:>5}  {}",
+            "{:>2}  {:<width$} {:<5} {:>7} {:>5}  {}",
             lab.number,
             lab.title,
             if lab.boots { "yes" } else { "no" },

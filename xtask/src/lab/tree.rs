@@ -92,7 +92,7 @@ pub fn starting_point(files: &[File], lab: &Lab) -> Result<(Vec<File>, Vec<Strin
 
 /// The lock of a handed-out tree: the git object id of every protected file in it.
 pub fn lock_of(dir: &Path, labs: &Labs, lab: &Lab, reference: &str) -> Result<String, String> {
-    let paths: Vec<String> = all_files(dir)?.into_iter().filter(|p| labs.is_protected(p) && p != LOCK).collect();
+    let paths: Vec<String> = all_files(dir)?.into_iter().filter(|p| labs.is_protected(p) && !unlocked(p)).collect();
     let hashes = hash_objects(dir, &paths)?;
     let mut s = format!(
         "# Written by `cargo xtask lab export {n}`: the graders' files of this tree as they were handed\n\
@@ -121,36 +121,87 @@ pub struct Tamper {
     pub findings: Vec<String>,
 }
 
-/// `None` for a tree without a lock (the reference itself).
+/// Files under protected paths that are not the graders' to lock: the lock itself, a
+/// property test's `*.proptest-regressions` (written by `cargo test` when a case fails),
+/// and editors' scratch files (`.x.swp`, `x~`, `#x#`, `.DS_Store`).
+fn unlocked(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    path == LOCK
+        || name.ends_with(".proptest-regressions")
+        || (name.starts_with('.') && (name.ends_with(".swp") || name.ends_with(".swo")))
+        || name.ends_with('~')
+        || (name.starts_with('#') && name.ends_with('#'))
+        || name == ".DS_Store"
+}
+
+/// The first commit of the repository at `root`: a hand-out's one commit.
+pub fn root_commit(root: &Path) -> Option<String> {
+    let out = git(root, &["rev-list", "--max-parents=0", "HEAD"]).ok()?;
+    out.lines().last().map(str::to_string)
+}
+
+/// A file as it was in `commit`.
+fn show(root: &Path, commit: &str, path: &str) -> Option<String> {
+    git(root, &["show", &format!("{commit}:{path}")]).ok()
+}
+
+/// `None` for a tree without a lock (the reference itself). The lock is read from the
+/// hand-out's own commit when there is one, so editing or deleting the working copy of
+/// `labs/lock.toml` hides nothing.
 pub fn check_lock(root: &Path, labs: &Labs) -> Result<Option<Tamper>, String> {
     let path = root.join(LOCK);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    let first = root_commit(root);
+    let committed = first.as_deref().and_then(|c| show(root, c, LOCK));
+    let text = match (committed, std::fs::read_to_string(&path)) {
+        (Some(t), _) => t,
+        (None, Ok(t)) => t,
+        (None, Err(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        (None, Err(e)) => return Err(format!("cannot read {}: {e}", path.display())),
     };
     let lock: LockFile = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let present: BTreeSet<String> = all_files(root)?.into_iter().collect();
     let mut findings = Vec::new();
-    let kept: Vec<&String> = lock.files.keys().filter(|p| present.contains(*p)).collect();
-    let hashes = hash_objects(root, &kept.iter().map(|p| p.to_string()).collect::<Vec<_>>())?;
+    let locked: BTreeMap<&String, &String> = lock.files.iter().filter(|(p, _)| !unlocked(p)).collect();
+    let kept: Vec<String> = locked.keys().filter(|p| present.contains(**p)).map(|p| p.to_string()).collect();
+    let hashes = hash_objects(root, &kept)?;
     for (p, h) in kept.iter().zip(&hashes) {
-        if lock.files[*p] != *h {
+        if locked[p] != h {
             findings.push(format!("changed: {p}"));
         }
     }
-    for p in lock.files.keys().filter(|p| !present.contains(*p)) {
+    for p in locked.keys().filter(|p| !present.contains(**p)) {
         findings.push(format!("removed: {p}"));
     }
-    // A failing property test's `*.proptest-regressions` file (written by `cargo test`, not
-    // by `grade`) is not an added test.
-    let added = |p: &&String| {
-        labs.is_protected(p) && *p != LOCK && !lock.files.contains_key(*p) && !p.ends_with(".proptest-regressions")
-    };
-    for p in present.iter().filter(added) {
+    for p in present.iter().filter(|p| labs.is_protected(p) && !unlocked(p) && !lock.files.contains_key(*p)) {
         findings.push(format!("added: {p}"));
     }
-    Ok(Some(Tamper { lab: lock.lab, checked: lock.files.len(), findings }))
+    // The lab's own files: only the code between the markers is the student's.
+    if let (Some(first), Ok(lab)) = (first, labs.lab(lock.lab)) {
+        for f in &lab.files {
+            let Some(pristine) = show(root, &first, f) else { continue };
+            let theirs = std::fs::read_to_string(root.join(f)).unwrap_or_default();
+            if let Some(why) = outside_change(&pristine, &theirs, lab.number) {
+                findings.push(format!("changed outside the lab's regions: {f} ({why})"));
+            }
+        }
+    }
+    Ok(Some(Tamper { lab: lock.lab, checked: locked.len(), findings }))
+}
+
+/// How `theirs` differs from the hand-out's `pristine` outside lab `lab`'s regions, if it does.
+pub fn outside_change(pristine: &str, theirs: &str, lab: u32) -> Option<String> {
+    let ours = markers::outside(pristine, lab).ok()?;
+    let them = match markers::outside(theirs, lab) {
+        Ok(t) => t,
+        Err(e) => return Some(format!("its lab markers are broken: {e}")),
+    };
+    let same = |a: &(usize, String), b: &(usize, String)| a.1 == b.1;
+    if ours.len() == them.len() && ours.iter().zip(&them).all(|(a, b)| same(a, b)) {
+        return None;
+    }
+    let at = ours.iter().zip(&them).position(|(a, b)| !same(a, b)).unwrap_or(ours.len().min(them.len()));
+    let line = them.get(at).or(them.last()).map_or(1, |l| l.0);
+    Some(format!("line {line}: write only between the markers"))
 }
 
 /// `git hash-object` of each path (relative to `dir`), in order.
