@@ -379,8 +379,13 @@ pub fn grade(args: &GradeArgs) -> Result<ExitCode, String> {
                 if t.findings.is_empty() {
                     println!("protected files: {} unchanged (checked against {})", t.checked, tree::LOCK);
                 } else {
-                    println!("PROTECTED FILES CHANGED ({} of {}): grading goes on, but this tree's score does not count; \
-                              restore them (`git checkout $(git rev-list --max-parents=0 HEAD) -- FILE`) or grade with --official", t.findings.len(), t.checked);
+                    println!(
+                        "PROTECTED FILES CHANGED ({} finding(s), {} files checked): grading goes on, but this tree's score \
+                         does not count. Restore a protected file with `git checkout $(git rev-list --max-parents=0 HEAD) -- FILE`; \
+                         in the lab's own files, keep your code between the markers. Or grade with --official.",
+                        t.findings.len(),
+                        t.checked
+                    );
                     for f in &t.findings {
                         println!("  {f}");
                     }
@@ -651,7 +656,9 @@ fn official_tree(root: &Path, source: &Path, lab_number: u32) -> Result<(Vec<tre
         }
     }
     let known: std::collections::BTreeSet<String> = files.iter().map(|f| f.path.clone()).collect();
-    for p in tree::all_files(source)?.into_iter().filter(|p| !known.contains(p) && *p != lab.answers()) {
+    for p in
+        tree::all_files(source)?.into_iter().filter(|p| !known.contains(p) && *p != lab.answers() && p != tree::LOCK)
+    {
         notes.push(format!("ignored: {p} (a file the hand-out did not have)"));
     }
     let answers = lab.answers();
