@@ -281,7 +281,7 @@ static void bench_exits(uint64_t cycles)
 	life_cycles(10, -1, 0); /* warm-up */
 	report("fork_exit", 0, cycles, life_cycles(cycles, -1, 0));
 	life_cycles(10, -1, 1);
-	report("exec_exit", 0, cycles, life_cycles(cycles, -1, 1));
+	report("exec_exit", 0, cycles / 5, life_cycles(cycles / 5, -1, 1));
 
 	int fd = genl_socket();
 	int family = fd < 0 ? -1 : taskstats_family(fd);
@@ -348,7 +348,7 @@ int main(int argc, char **argv)
 	bench_clock_thread(50000);
 	bench_taskstats_get(5000);
 	bench_lat_ctx(5000);
-	bench_exits(200);
+	bench_exits(1000);
 	printf("linuxbench: done\n");
 	fflush(stdout);
 	if (getpid() == 1) {

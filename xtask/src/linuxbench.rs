@@ -185,7 +185,7 @@ pub fn compare(linux: &[LinuxSample], tally: &[Sample]) -> Vec<Row> {
 /// The table, as `cargo xtask bench --linux` prints it.
 pub fn table(kernel: &str, rows: &[Row]) -> String {
     let mut out = format!("Linux ({kernel}) and Tally (accounting in), ns/op of guest time:\n");
-    out += &format!("{:<68} {:>10} {:>10} {:>12}\n", "operation", "Linux", "Tally", "Linux/Tally");
+    out += &format!("{:<66} {:>10} {:>12} {:>11}\n", "operation", "Linux", "Tally", "Linux/Tally");
     for r in rows {
         let linux = r.linux_ns_per_op.map_or("-".to_string(), |v| format!("{v:.1}"));
         let tally = match r.tally_ns_per_op {
@@ -194,14 +194,19 @@ pub fn table(kernel: &str, rows: &[Row]) -> String {
             None => "-".to_string(),
         };
         let ratio = r.linux_over_tally.map_or("-".to_string(), |x| format!("{x:.2}"));
-        out += &format!("{:<68} {:>10} {:>10} {:>12}\n", r.label, linux, tally, ratio);
+        out += &format!("{:<66} {:>10} {:>12} {:>11}\n", r.label, linux, tally, ratio);
     }
     out
 }
 
 /// Run `cmd`; its standard output if it succeeded, else an error naming `what`.
 fn output(cmd: &mut Command, what: &str) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| format!("cannot run {what}: {e}"))?;
+    let out = cmd.output().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            format!("cannot run {what}: `{}` is not installed", cmd.get_program().to_string_lossy())
+        }
+        _ => format!("cannot run {what}: {e}"),
+    })?;
     if !out.status.success() {
         return Err(format!("{what} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
