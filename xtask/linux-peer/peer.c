@@ -318,6 +318,21 @@ static void bench_exits(uint64_t cycles)
 	close(fd);
 }
 
+/* Print the first line of a sysfs file as `linuxbench: info LABEL: VALUE`: what the kernel
+ * chose at boot that bears on the numbers (its clock source, its mitigations). */
+static void info(const char *label, const char *path)
+{
+	char line[256] = "?";
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (!fgets(line, sizeof line, f))
+			strcpy(line, "?");
+		fclose(f);
+	}
+	line[strcspn(line, "\n")] = 0;
+	printf("linuxbench: info %s: %s\n", label, line);
+}
+
 /* Console on fds 0-2: the initramfs has no /dev, so mount devtmpfs first. */
 static void console(void)
 {
@@ -325,6 +340,8 @@ static void console(void)
 	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
 	mkdir("/proc", 0755);
 	mount("proc", "/proc", "proc", 0, NULL);
+	mkdir("/sys", 0755);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
 	int fd = open("/dev/console", O_RDWR);
 	if (fd >= 0) {
 		dup2(fd, 0);
@@ -342,6 +359,11 @@ int main(int argc, char **argv)
 	if (getpid() == 1)
 		console();
 	printf("linuxbench: start\n");
+	info("clocksource", "/sys/devices/system/clocksource/clocksource0/current_clocksource");
+	info("meltdown", "/sys/devices/system/cpu/vulnerabilities/meltdown");
+	info("spectre_v2", "/sys/devices/system/cpu/vulnerabilities/spectre_v2");
+	info("retbleed", "/sys/devices/system/cpu/vulnerabilities/retbleed");
+	info("spec_store_bypass", "/sys/devices/system/cpu/vulnerabilities/spec_store_bypass");
 	fflush(stdout);
 	bench_getpid(100000);
 	bench_getrusage(50000);
