@@ -247,11 +247,11 @@ pub fn run(filter: Option<&str>, icount: bool, json: Option<PathBuf>, linux: boo
 fn linux_section(icount: bool, with: &[Sample]) -> Option<crate::linuxbench::Section> {
     use crate::linuxbench;
     match linuxbench::run(icount) {
-        Ok((samples, kernel)) => {
+        Ok((samples, kernel, info)) => {
             let comparison = linuxbench::compare(&samples, with);
             println!();
             print!("{}", linuxbench::table(&kernel, &comparison));
-            Some(linuxbench::Section { kernel, samples, comparison })
+            Some(linuxbench::Section { kernel, info, samples, comparison })
         }
         Err(e) => {
             println!();

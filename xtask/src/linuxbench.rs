@@ -147,6 +147,8 @@ pub struct Row {
 pub struct Section {
     /// The package the kernel came from, e.g. `linux-image-6.1.0-56-amd64 6.1.192-2`.
     pub kernel: String,
+    /// What the peer read from sysfs at boot: `clocksource: tsc`, `spectre_v2: Mitigation: ...`.
+    pub info: Vec<String>,
     pub samples: Vec<LinuxSample>,
     pub comparison: Vec<Row>,
 }
@@ -345,8 +347,9 @@ fn boot(vmlinuz: &Path, cpio: &Path, icount: bool) -> Result<String, String> {
     }
 }
 
-/// Fetch, build, boot and parse: Linux's samples and the kernel's name.
-pub fn run(icount: bool) -> Result<(Vec<LinuxSample>, String), String> {
+/// Fetch, build, boot and parse: Linux's samples, the kernel's name and the peer's
+/// `linuxbench: info` lines.
+pub fn run(icount: bool) -> Result<(Vec<LinuxSample>, String, Vec<String>), String> {
     let dir = build::target_dir().join("linux");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let (vmlinuz, kernel) = kernel(&dir)?;
@@ -361,7 +364,12 @@ pub fn run(icount: bool) -> Result<(Vec<LinuxSample>, String), String> {
     if samples.is_empty() {
         return Err("the Linux peer printed no results".into());
     }
-    Ok((samples, kernel))
+    let info = serial
+        .lines()
+        .filter_map(|l| l.trim_end_matches('\r').strip_prefix("linuxbench: info "))
+        .map(str::to_string)
+        .collect();
+    Ok((samples, kernel, info))
 }
 
 #[cfg(test)]
