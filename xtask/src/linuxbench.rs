@@ -220,7 +220,7 @@ fn output(cmd: &mut Command, what: &str) -> Result<String, String> {
 pub fn versioned_package(depends: &str) -> Option<&str> {
     depends
         .split([',', '|'])
-        .map(|d| d.trim().split_whitespace().next().unwrap_or(""))
+        .map(|d| d.split_whitespace().next().unwrap_or(""))
         .find(|name| name.starts_with("linux-image-") && *name != PACKAGE)
 }
 
