@@ -13,6 +13,11 @@
 //! here per (name, param) — (max t1 − min t0) / (sum of ops) ticks per op — and converted
 //! to ns with the TSC frequency of the kernel's `bench: accounting compiled ...; TSC <hz> Hz`
 //! line, then join the other samples.
+//!
+//! `--linux` also runs the same operations on Debian's Linux kernel in the same QEMU
+//! (`linuxbench.rs`) and prints one more table, Linux beside Tally (accounting compiled in),
+//! saved as the `linux` section of the JSON. If the Linux half cannot run (no apt-get, no
+//! package, no gcc), it says why and Tally's results stand.
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -95,6 +100,9 @@ struct Report {
     no_accounting: Vec<Sample>,
     comparison: Vec<Row>,
     derived: Vec<Derived>,
+    /// `--linux`: the peer's samples and the Linux/Tally table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    linux: Option<crate::linuxbench::Section>,
 }
 
 /// A ratio of two benchmarks of the same kernel.
@@ -159,7 +167,7 @@ fn run_variant(no_accounting: bool, filter: &str, icount: bool) -> Result<Vec<Sa
     Ok(samples)
 }
 
-pub fn run(filter: Option<&str>, icount: bool, json: Option<PathBuf>) -> Result<ExitCode, String> {
+pub fn run(filter: Option<&str>, icount: bool, json: Option<PathBuf>, linux: bool) -> Result<ExitCode, String> {
     qemu::ensure_installed()?;
     let filter = filter.unwrap_or("all");
     let with = run_variant(false, filter, icount)?;
@@ -225,10 +233,31 @@ pub fn run(filter: Option<&str>, icount: bool, json: Option<PathBuf>) -> Result<
             println!("exit-record delivery throughput ({label}): {:.0} records/s", 1e9 / ns);
         }
     }
+    let linux = if linux { linux_section(icount, &with) } else { None };
     let path = json.unwrap_or_else(|| build::target_dir().join("tally").join("bench.json"));
-    let report = Report { icount, accounting: with, no_accounting: without, comparison: rows, derived };
+    let report = Report { icount, accounting: with, no_accounting: without, comparison: rows, derived, linux };
     let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     println!("saved {}", path.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--linux`: run the Linux peer and print its table beside Tally's `with` (accounting in).
+/// A failure is reported and leaves the section out; it does not fail the bench.
+fn linux_section(icount: bool, with: &[Sample]) -> Option<crate::linuxbench::Section> {
+    use crate::linuxbench;
+    match linuxbench::run(icount) {
+        Ok((samples, kernel, info)) => {
+            let comparison = linuxbench::compare(&samples, with);
+            println!();
+            print!("{}", linuxbench::table(&kernel, &comparison));
+            Some(linuxbench::Section { kernel, info, samples, comparison })
+        }
+        Err(e) => {
+            println!();
+            println!("bench --linux: no Linux comparison: {e}");
+            println!("bench --linux: (Tally's results above are complete)");
+            None
+        }
+    }
 }

@@ -8,6 +8,8 @@
 //!   `--capture FILE` (default `target/tally/ttyS1.bin`), named at the end of the run.
 //! * `test [FILTER]`: host unit tests of every host-testable crate, then every scenario in
 //!   `tests/` in its own QEMU; a line per test and a final `N passed, N failed`.
+//! * `bench [--linux]`: the in-kernel and ring-3 benchmarks, accounting compiled in and out
+//!   (`bench.rs`); `--linux` adds the same operations on Debian's Linux (`linuxbench.rs`).
 //! * `profile WHAT`: instructions per function of one operation of a ring-3 benchmark
 //!   (`ubench WHAT`), from a QEMU instruction log of its loop (see `profile.rs`).
 //! * `decode FILE`: print a capture of bus datagrams (`getdelays -w /dev/ttyS1`) as text.
@@ -36,6 +38,7 @@ mod hosttest;
 mod lab;
 mod layers;
 mod lint;
+mod linuxbench;
 mod profile;
 mod qemu;
 mod scenario;
@@ -123,6 +126,10 @@ enum Command {
         /// Where to save the results (default target/tally/bench.json).
         #[arg(long)]
         json: Option<std::path::PathBuf>,
+        /// Also run the same operations on Debian's Linux kernel (`apt-get download
+        /// linux-image-amd64`, a static C peer built with gcc) in the same QEMU, side by side.
+        #[arg(long)]
+        linux: bool,
     },
     /// Instructions per function of one operation of a ring-3 micro-benchmark (`ubench WHAT`),
     /// from a QEMU instruction log of its loop on the release kernel.
@@ -217,7 +224,7 @@ fn main() -> ExitCode {
         Command::Layers => Ok(if layers::print(&build::root()) { ExitCode::SUCCESS } else { ExitCode::FAILURE }),
         Command::Test { list: true, .. } => test::list(),
         Command::Test { filter, build, jobs, no_host, .. } => test::run(filter.as_deref(), &build, jobs, no_host),
-        Command::Bench { filter, no_icount, json } => bench::run(filter.as_deref(), !no_icount, json),
+        Command::Bench { filter, no_icount, json, linux } => bench::run(filter.as_deref(), !no_icount, json, linux),
         Command::Build { build } => build::image(&build).map(|img| {
             println!("{}", img.display());
             ExitCode::SUCCESS
