@@ -22,10 +22,9 @@
 //! keeps Tally's results.
 
 use serde::{Deserialize, Serialize};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::bench::Sample;
 use crate::build;
@@ -302,7 +301,7 @@ fn peer(dir: &Path) -> Result<PathBuf, String> {
 /// Boot `vmlinuz` with the peer as init; the console output.
 fn boot(vmlinuz: &Path, cpio: &Path, icount: bool) -> Result<String, String> {
     let mut cmd = Command::new("qemu-system-x86_64");
-    cmd.args(["-machine", "pc", "-cpu", "max", "-m", "256M", "-smp", "1"])
+    cmd.args(crate::qemu::MACHINE)
         .args(["-no-reboot", "-display", "none", "-monitor", "none", "-serial", "stdio"])
         .arg("-kernel")
         .arg(vmlinuz)
@@ -312,32 +311,14 @@ fn boot(vmlinuz: &Path, cpio: &Path, icount: bool) -> Result<String, String> {
     if icount {
         cmd.args(["-icount", "shift=0,sleep=off"]);
     }
-    let mut child = cmd
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start qemu-system-x86_64: {e}"))?;
-    let mut stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        buf
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
-            break Some(s);
-        }
-        if start.elapsed() >= TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let text = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
-    let tail = || text.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+    let (status, text, _) = crate::child::wait_with_timeout(child, Some(TIMEOUT))?;
+    let tail = || crate::test::tail(&text, 20);
     match status {
         None => Err(format!("Linux did not power off within {} s; last lines:\n{}", TIMEOUT.as_secs(), tail())),
         Some(s) if !text.contains("linuxbench: done") => {

@@ -28,6 +28,7 @@ mod acct;
 mod acctdisk;
 mod bench;
 mod build;
+mod child;
 mod decode;
 // GNU acct as the judge of Tally's accounting files: called by the scenarios' host checks
 // (`hostcheck.rs`) and by its own tests, not by a subcommand.

@@ -37,6 +37,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const QEMU: &str = "qemu-system-x86_64";
+/// The machine every run boots: Tally's, and Linux's for `bench --linux` (`linuxbench.rs`).
+pub const MACHINE: [&str; 8] = ["-machine", "pc", "-cpu", "max", "-m", "256M", "-smp", "1"];
 
 /// What the kernel prints once its console can take input (`kernel/src/main.rs`).
 pub const READY: &[u8] = b"kernel: ready";
@@ -217,7 +219,7 @@ impl Qemu {
         let mut c = Command::new(QEMU);
         let monitor =
             self.monitor.as_ref().map_or_else(|| "none".to_string(), |p| format!("unix:{},server,nowait", p.display()));
-        c.args(["-machine", "pc", "-cpu", "max", "-m", "256M", "-smp", "1"])
+        c.args(MACHINE)
             .args(["-no-reboot", "-display", "none", "-monitor", &monitor, "-serial", "stdio"])
             .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
             .arg("-drive")

@@ -174,7 +174,8 @@ pub fn run_one(image: &Path, s: &Scenario) -> (Result<(), String>, String, Durat
     (verdict, serial, took, notes)
 }
 
-fn tail(text: &str, n: usize) -> String {
+/// The last `n` lines of `text`.
+pub fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }

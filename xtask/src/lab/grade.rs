@@ -271,7 +271,7 @@ fn run_qemu(names: &[&String], rigour: &Rigour) -> Vec<(Test, Outcome)> {
                         Some((head, _)) => head.to_string(),
                         None => why,
                     };
-                    format!("{why}\nlast serial lines:\n{}", tail(&serial, 15))
+                    format!("{why}\nlast serial lines:\n{}", crate::test::tail(&serial, 15))
                 });
                 done.lock().unwrap().push((s.name.clone(), hz, verdict, took.as_secs_f64()));
             })
@@ -319,11 +319,6 @@ fn forget_kept_disk(verdict: &Result<(), String>) {
     {
         let _ = std::fs::remove_file(path);
     }
-}
-
-fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// The items of a lab with their outcomes, parents applied: an item earns its points if it
@@ -541,7 +536,7 @@ pub fn official(
 ) -> Result<ExitCode, String> {
     let root = build::root();
     let (source, cleanup) = match handin {
-        Some(a) => (tree::read_archive(a)?, true),
+        Some(a) => (tree::unpack(a, "handin")?, true),
         None => (root.clone(), false),
     };
     let graded = official_tree(&root, &source, lab_number);
@@ -596,7 +591,7 @@ fn official_tree(root: &Path, source: &Path, lab_number: u32) -> Result<(Vec<tre
                 return Err("boot/ changed in this tree; its boot image packer cannot grade officially".into());
             }
         }
-        (files_of_commit(root, &first)?, labs)
+        (tree::files_of_commit(root, &first)?, labs)
     } else {
         let lock = std::fs::read_to_string(source.join(tree::LOCK)).unwrap_or_default();
         let reference =
@@ -607,7 +602,7 @@ fn official_tree(root: &Path, source: &Path, lab_number: u32) -> Result<(Vec<tre
         let files = match at_commit {
             Some(r) => {
                 println!("the hand-out was made from reference commit {r}: graded against it");
-                files_of_commit(root, r)?
+                tree::files_of_commit(root, r)?
             }
             None => {
                 println!(
@@ -679,29 +674,6 @@ fn official_tree(root: &Path, source: &Path, lab_number: u32) -> Result<(Vec<tre
 fn secret_seed() -> u64 {
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     (t.as_nanos() as u64).rotate_left(17) ^ u64::from(std::process::id()).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-}
-
-fn files_of_commit(root: &Path, commit: &str) -> Result<Vec<tree::File>, String> {
-    let dir = std::env::temp_dir().join(format!("tally-pristine-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let archive = dir.with_extension("tar");
-    tree::git(root, &["archive", "--format=tar", "-o", &archive.to_string_lossy(), commit])?;
-    let ok = Command::new("tar").arg("-xf").arg(&archive).arg("-C").arg(&dir).status().is_ok_and(|s| s.success());
-    let _ = std::fs::remove_file(&archive);
-    if !ok {
-        return Err(format!("cannot unpack commit {commit}"));
-    }
-    let mut files = Vec::new();
-    for p in tree::all_files(&dir)? {
-        let full = dir.join(&p);
-        let bytes = std::fs::read(&full).map_err(|e| e.to_string())?;
-        let exec = std::fs::metadata(&full)
-            .is_ok_and(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0);
-        files.push(tree::File { path: p, bytes, exec });
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(files)
 }
 
 /// `cargo xtask` in a scratch tree: its own target directory (inside it), and this tree's

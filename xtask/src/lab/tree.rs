@@ -313,13 +313,14 @@ pub fn export(out: &Path, files: &[File], labs: &Labs, lab: &Lab, reference: &st
     Ok(())
 }
 
-/// The files of a hand-in archive (`cargo xtask lab handin`'s `.tar.gz`), by path.
-pub fn read_archive(archive: &Path) -> Result<PathBuf, String> {
-    let dir = std::env::temp_dir().join(format!("tally-handin-{}", std::process::id()));
+/// Unpack a tar archive (gzipped or not: `tar` tells) into a fresh temporary directory named
+/// after `what`; returns the directory.
+pub fn unpack(archive: &Path, what: &str) -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir().join(format!("tally-{what}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let status = Command::new("tar")
-        .arg("-xzf")
+        .arg("-xf")
         .arg(archive)
         .arg("-C")
         .arg(&dir)
@@ -329,4 +330,23 @@ pub fn read_archive(archive: &Path) -> Result<PathBuf, String> {
         return Err(format!("cannot unpack {}", archive.display()));
     }
     Ok(dir)
+}
+
+/// The files of `commit` in the repository at `root`, as [`File`]s (the hand-out's pristine
+/// tree, or the reference a hand-out was made from).
+pub fn files_of_commit(root: &Path, commit: &str) -> Result<Vec<File>, String> {
+    let archive = std::env::temp_dir().join(format!("tally-commit-{}.tar", std::process::id()));
+    git(root, &["archive", "--format=tar", "-o", &archive.to_string_lossy(), commit])?;
+    let dir = unpack(&archive, "commit");
+    let _ = std::fs::remove_file(&archive);
+    let dir = dir?;
+    let mut files = Vec::new();
+    for path in all_files(&dir)? {
+        let full = dir.join(&path);
+        let bytes = std::fs::read(&full).map_err(|e| format!("cannot read {path}: {e}"))?;
+        let exec = std::fs::metadata(&full).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+        files.push(File { path, bytes, exec });
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(files)
 }
