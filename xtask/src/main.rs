@@ -135,7 +135,7 @@ enum Command {
     /// Instructions per function of one operation of a ring-3 micro-benchmark (`ubench WHAT`),
     /// from a QEMU instruction log of its loop on the release kernel.
     Profile {
-        /// The benchmark: getpid, msa or tsget.
+        /// The benchmark: getpid, msa, tsget or ctx (one hop of the 2-process pipe ring).
         what: String,
         /// Profile the kernel built without microstate accounting.
         #[arg(long)]

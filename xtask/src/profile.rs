@@ -34,7 +34,19 @@ pub fn syscalls_per_op(what: &str) -> Option<usize> {
     match what {
         "getpid" | "msa" => Some(1),
         "tsget" => Some(2), // sendto + recvfrom
+        // One hop of the 2-process pipe ring: a `write` that wakes the peer, then this
+        // process's blocking `read`, the switch, and the peer's `read` returning.
+        "ctx" => Some(2),
         _ => None,
+    }
+}
+
+/// The arguments after `WHAT N` on ubench's command line: the ring's size for `ctx`.
+fn extra_args(what: &str) -> &'static str {
+    if what == "ctx" {
+        " 2"
+    } else {
+        ""
     }
 }
 
@@ -192,7 +204,7 @@ fn trace(image: &Path, what: &str, iters: u64, log: &Path) -> Result<String, Str
     let _ = std::fs::remove_file(log);
     let disk = crate::acctdisk::Disk::fresh("profile")?;
     let q = qemu::Qemu::new(image, disk.path())
-        .cmdline(&format!("demo=off -- ubench --profile {what} {iters}"))
+        .cmdline(&format!("demo=off -- ubench --profile {what} {iters}{}", extra_args(what)))
         .icount(true)
         .monitor(&sock)
         // QEMU 7.2 spells one instruction per block `-singlestep` (later: one-insn-per-tb).
@@ -262,7 +274,7 @@ fn trace(image: &Path, what: &str, iters: u64, log: &Path) -> Result<String, Str
 
 pub fn run(what: &str, no_accounting: bool, iters: u64) -> Result<ExitCode, String> {
     let per_op =
-        syscalls_per_op(what).ok_or_else(|| format!("cannot profile {what:?}: choose getpid, msa or tsget"))?;
+        syscalls_per_op(what).ok_or_else(|| format!("cannot profile {what:?}: choose getpid, msa, tsget or ctx"))?;
     if iters < 4 {
         return Err("--iters must be at least 4".into());
     }
@@ -300,13 +312,15 @@ pub fn run(what: &str, no_accounting: bool, iters: u64) -> Result<ExitCode, Stri
         ));
     }
     let lens: Vec<usize> = iterations.iter().map(|s| s.len()).collect();
-    let i = pick_median(&lens, iters as usize).expect("at least 4 iterations");
+    // `ctx 2` passes the token twice per round: two hops (iterations) per loop turn.
+    let ops = iters as usize * if what == "ctx" { 2 } else { 1 };
+    let i = pick_median(&lens, ops).expect("at least 4 iterations");
     let rows = attribute(iterations[i], &kernel, &user, build::KERNEL_BASE);
 
     if let Some(raw) = console.lines().find(|l| l.starts_with("BENCHRAW ")) {
         println!("{raw}");
     }
-    let mut sorted = lens[..lens.len().min(iters as usize)].to_vec();
+    let mut sorted = lens[..lens.len().min(ops)].to_vec();
     sorted.sort();
     println!(
         "{} instructions logged, {} iterations of {per_op} system call(s); lengths min {} / median {} / max {}",

@@ -8,25 +8,59 @@
 //! (Tally delivers no `SIGPIPE`). Writes of at most `PIPE_BUF_SIZE` bytes are atomic, as
 //! POSIX requires for `PIPE_BUF`; larger ones may interleave with other writers.
 //!
+//! The bytes are copied between the caller's memory and the pipe's ring buffer directly, under
+//! the pipe's lock, by a copy the caller passes in (the system call's direct user copy, which
+//! never sleeps): no bounce buffer in between, and the check, the copy and the decision to
+//! sleep are one critical section ([`WaitQueue::wait_for`]). So handing a one-byte token to a
+//! sleeping reader — LMbench's `lat_ctx` — is one lock round on each side.
+//!
 //! The ends count themselves: a `Reader`/`Writer` is one open file description, shared by
 //! every descriptor that refers to it, and dropping the last reference to one closes that
 //! end (its `Drop` wakes the other side so it can see end-of-file or `EPIPE`).
 
-use alloc::collections::VecDeque;
+use alloc::boxed::Box;
 use alloc::sync::Arc;
 use spin::Mutex;
 use tally_runqueue::SleepKind;
-use tally_uapi::errno::{EINTR, EPIPE};
+use tally_uapi::errno::{EFAULT, EINTR, EPIPE};
 
 use crate::sched;
 use crate::sync::WaitQueue;
 
 pub use crate::base::config::PIPE_BUF_SIZE;
 
+/// A pipe's bytes and ends. The bytes sit in a ring of `PIPE_BUF_SIZE`: `len` of them from
+/// `head` on, wrapping round the end.
 struct State {
-    bytes: VecDeque<u8>,
+    ring: Box<[u8]>,
+    head: usize,
+    len: usize,
     readers: usize,
     writers: usize,
+}
+
+impl State {
+    /// The oldest `n` (at most `len`) bytes, in one or two pieces (the second is empty
+    /// unless they wrap round the end of the ring).
+    fn held(&self, n: usize) -> (&[u8], &[u8]) {
+        let first = n.min(PIPE_BUF_SIZE - self.head);
+        (&self.ring[self.head..self.head + first], &self.ring[..n - first])
+    }
+
+    /// The oldest `n` bytes are read: drop them.
+    fn consume(&mut self, n: usize) {
+        self.head = (self.head + n) % PIPE_BUF_SIZE;
+        self.len -= n;
+    }
+
+    /// Free space for `n` (at most `PIPE_BUF_SIZE - len`) more bytes after the ones held, in
+    /// one or two pieces.
+    fn room(&mut self, n: usize) -> (&mut [u8], &mut [u8]) {
+        let tail = (self.head + self.len) % PIPE_BUF_SIZE;
+        let first = n.min(PIPE_BUF_SIZE - tail);
+        let (front, back) = self.ring.split_at_mut(tail);
+        (&mut back[..first], &mut front[..n - first])
+    }
 }
 
 pub struct Pipe {
@@ -44,8 +78,9 @@ pub struct Writer(Arc<Pipe>);
 
 /// A new pipe's two ends.
 pub fn new() -> (Reader, Writer) {
+    let ring = alloc::vec![0u8; PIPE_BUF_SIZE].into_boxed_slice();
     let pipe = Arc::new(Pipe {
-        state: Mutex::new(State { bytes: VecDeque::with_capacity(PIPE_BUF_SIZE), readers: 1, writers: 1 }),
+        state: Mutex::new(State { ring, head: 0, len: 0, readers: 1, writers: 1 }),
         readable: WaitQueue::new(),
         writable: WaitQueue::new(),
     });
@@ -59,69 +94,75 @@ impl Pipe {
 }
 
 impl Reader {
-    /// Read up to `buf.len()` (> 0) bytes: sleeps while the pipe is empty and has a writer.
-    /// 0 means end of file. `EINTR` if the caller's process is being killed.
-    pub fn read(&self, buf: &mut [u8]) -> Result<usize, i32> {
+    /// Read up to `want` (> 0) bytes: sleeps while the pipe is empty and has a writer.
+    /// `copy_out(at, bytes)` puts `bytes` at offset `at` of the caller's buffer (false: that
+    /// memory cannot be written now); it runs under the pipe's lock, so it must not sleep.
+    /// 0 means end of file; `EINTR` if the caller's process is being killed (checked when it
+    /// would sleep); `EFAULT` if `copy_out` fails, and then the bytes stay in the pipe.
+    pub fn read(&self, want: usize, mut copy_out: impl FnMut(usize, &[u8]) -> bool) -> Result<usize, i32> {
         let p = &self.0;
-        loop {
-            p.readable.wait_until(SleepKind::Interruptible, None, || {
-                p.with(|s| !s.bytes.is_empty() || s.writers == 0) || sched::kill_pending()
-            });
-            if sched::kill_pending() {
-                return Err(EINTR);
+        let n = p.readable.wait_for(SleepKind::Interruptible, || {
+            let mut s = p.state.lock();
+            if s.len == 0 {
+                if s.writers == 0 {
+                    return Some(Ok(0));
+                }
+                // Sleep until a writer wakes us, unless the process is being killed.
+                return sched::kill_pending().then_some(Err(EINTR));
             }
-            let n = p.with(|s| {
-                if s.bytes.is_empty() {
-                    return (s.writers == 0).then_some(0);
-                }
-                let n = buf.len().min(s.bytes.len());
-                for (d, b) in buf.iter_mut().zip(s.bytes.drain(..n)) {
-                    *d = b;
-                }
-                Some(n)
-            });
-            if let Some(n) = n {
-                if n > 0 {
-                    p.writable.wake_all();
-                }
-                return Ok(n);
+            let n = want.min(s.len);
+            let (first, second) = s.held(n);
+            if !copy_out(0, first) || !(second.is_empty() || copy_out(first.len(), second)) {
+                return Some(Err(EFAULT));
             }
+            s.consume(n);
+            Some(Ok(n))
+        })?;
+        if n > 0 {
+            p.writable.wake_all();
         }
+        Ok(n)
     }
 }
 
 impl Writer {
-    /// Write all of `buf` (sleeping for room as needed); returns `buf.len()`, or how much
-    /// was written before the last reader closed (`EPIPE` if nothing was).
-    pub fn write(&self, buf: &[u8]) -> Result<usize, i32> {
+    /// Write `len` bytes (sleeping for room as needed). `copy_in(at, into)` fills `into` from
+    /// offset `at` of the caller's buffer (false: that memory cannot be read now); it runs
+    /// under the pipe's lock, so it must not sleep. Returns `len`, or how much was written
+    /// before the last reader closed (`EPIPE` if nothing was), the process was killed
+    /// (`EINTR`, checked when it would sleep) or `copy_in` failed (`EFAULT`).
+    pub fn write(&self, len: usize, mut copy_in: impl FnMut(usize, &mut [u8]) -> bool) -> Result<usize, i32> {
         let p = &self.0;
         let mut done = 0;
-        while done < buf.len() {
-            let rest = &buf[done..];
+        while done < len {
+            let rest = len - done;
             // A write that fits in PIPE_BUF waits until it fits whole (atomic).
-            let need = if buf.len() <= PIPE_BUF_SIZE { rest.len() } else { 1 };
-            p.writable.wait_until(SleepKind::Interruptible, None, || {
-                p.with(|s| PIPE_BUF_SIZE - s.bytes.len() >= need || s.readers == 0) || sched::kill_pending()
-            });
-            if sched::kill_pending() {
-                return if done > 0 { Ok(done) } else { Err(EINTR) };
-            }
-            let wrote = p.with(|s| {
+            let need = if len <= PIPE_BUF_SIZE { rest } else { 1 };
+            let wrote = p.writable.wait_for(SleepKind::Interruptible, || {
+                let mut s = p.state.lock();
                 if s.readers == 0 {
-                    return None;
+                    return Some(Err(EPIPE));
                 }
-                let n = rest.len().min(PIPE_BUF_SIZE - s.bytes.len());
-                s.bytes.extend(&rest[..n]);
-                Some(n)
+                let free = PIPE_BUF_SIZE - s.len;
+                if free < need {
+                    // Sleep until a reader makes room, unless the process is being killed.
+                    return sched::kill_pending().then_some(Err(EINTR));
+                }
+                let n = rest.min(free);
+                let (first, second) = s.room(n);
+                let at = done + first.len();
+                if !copy_in(done, first) || !(second.is_empty() || copy_in(at, second)) {
+                    return Some(Err(EFAULT));
+                }
+                s.len += n;
+                Some(Ok(n))
             });
             match wrote {
-                None => return if done > 0 { Ok(done) } else { Err(EPIPE) },
-                Some(n) => {
+                Ok(n) => {
                     done += n;
-                    if n > 0 {
-                        p.readable.wake_all();
-                    }
+                    p.readable.wake_all();
                 }
+                Err(e) => return if done > 0 { Ok(done) } else { Err(e) },
             }
         }
         Ok(done)

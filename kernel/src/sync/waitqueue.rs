@@ -7,6 +7,10 @@
 //! condition and calls [`WaitQueue::wake_all`]. Sleeps are interruptible (`sleep()`, waiting
 //! for a child: INTERRUPTIBLE_SLEEP) or uninterruptible (a disk request:
 //! UNINTERRUPTIBLE_SLEEP), and may carry a deadline, after which the tick wakes the task.
+//!
+//! [`WaitQueue::wait_for`] goes one step further: its check may also *act* (a pipe's reader
+//! takes the bytes in the same step that finds them), so a hot path like a pipe hand-off pays
+//! for one critical section, not one to look and another to take.
 
 use alloc::collections::VecDeque;
 use spin::Mutex;
@@ -33,15 +37,7 @@ impl WaitQueue {
                 if deadline.is_some_and(|d| hal::tsc::read() >= d) {
                     return Some(false);
                 }
-                let Some((sched, me)) = super::scheduler().and_then(|s| Some((s, s.current()?))) else {
-                    // Before the scheduler exists there is nobody to switch to: wait here.
-                    hal::cpu::wait_for_interrupt();
-                    return None;
-                };
-                self.waiters.lock().push_back(me);
-                sched.block(kind, deadline);
-                // Woken (or timed out): leave the queue if the waker did not take us off.
-                self.waiters.lock().retain(|&k| k != me);
+                self.sleep(kind, deadline);
                 None
             });
             if let Some(done) = outcome {
@@ -50,17 +46,51 @@ impl WaitQueue {
         }
     }
 
+    /// Sleep in `kind` until `attempt()` has an answer, and return it. `attempt` runs with
+    /// interrupts disabled, so it may both check its condition and act on it; `None` means
+    /// "not yet": the task then sleeps on this queue in the same critical section.
+    pub fn wait_for<R>(&self, kind: SleepKind, mut attempt: impl FnMut() -> Option<R>) -> R {
+        loop {
+            let outcome = hal::cpu::without_interrupts(|| {
+                let r = attempt();
+                if r.is_none() {
+                    self.sleep(kind, None);
+                }
+                r
+            });
+            if let Some(r) = outcome {
+                return r;
+            }
+        }
+    }
+
+    /// With interrupts disabled: put the running task on the queue and block it until a
+    /// wake-up (or `deadline`). Returns once it runs again, off the queue.
+    fn sleep(&self, kind: SleepKind, deadline: Option<u64>) {
+        let Some((sched, me)) = super::scheduler().and_then(|s| Some((s, s.current()?))) else {
+            // Before the scheduler exists there is nobody to switch to: wait here.
+            hal::cpu::wait_for_interrupt();
+            return;
+        };
+        self.waiters.lock().push_back(me);
+        sched.block(kind, deadline);
+        // `wake_all` took us off the queue; a deadline or a kill may have woken us instead.
+        let mut waiters = self.waiters.lock();
+        if !waiters.is_empty() {
+            waiters.retain(|&k| k != me);
+        }
+    }
+
     /// Wake every waiter. Callable from interrupt handlers.
     pub fn wake_all(&self) {
         hal::cpu::without_interrupts(|| {
-            // One at a time, so the queue keeps its capacity: waiting and waking allocate
-            // nothing after the first sleep (the heap allocator is a first-fit free list).
-            loop {
-                let next = self.waiters.lock().pop_front();
-                match (next, super::scheduler()) {
-                    (Some(k), Some(sched)) => sched.wake(k),
-                    _ => break,
-                }
+            let Some(sched) = super::scheduler() else { return };
+            // Popped one at a time, so the queue keeps its capacity: waiting and waking
+            // allocate nothing after the first sleep (the heap allocator is a first-fit
+            // free list).
+            let mut waiters = self.waiters.lock();
+            while let Some(k) = waiters.pop_front() {
+                sched.wake(k);
             }
         });
     }

@@ -8,13 +8,15 @@
 //! at least one byte is there; `^D` is end of input). The buffer is validated (writable)
 //! before the call can sleep, so a bad pointer is `-EFAULT` at once; the bytes are copied
 //! out through a small kernel buffer. `count == 0` returns 0 without waiting. On a pipe's read
-//! end it sleeps until there are bytes or no writer is left (0: end of file). Each call that
+//! end it sleeps until there are bytes or no writer is left (0: end of file); the bytes go
+//! straight from the pipe's buffer to the caller's (`file/pipe.rs`). Each call that
 //! returns data or end of input is counted for the task (`read_char`, `read_syscalls`).
 //!
 //! **write(console or pipe, buf, count)**: the whole
 //! buffer is validated first — a bad pointer anywhere in it writes nothing and returns
-//! `-EFAULT` — then copied in and printed a piece at a time through a small buffer on the
-//! kernel stack (so no user-chosen size is ever allocated). Bytes that are not UTF-8 are
+//! `-EFAULT` — then, for the console, copied in and printed a piece at a time through a
+//! small buffer on the kernel stack (so no user-chosen size is ever allocated), and for a
+//! pipe copied straight into the pipe's buffer. Bytes that are not UTF-8 are
 //! shown as U+FFFD; a character split between two pieces is kept whole. Each call is counted
 //! for the task — bytes (`write_char`) and calls (`write_syscalls`) — as process accounting
 //! reports them. A pipe with no reader left is `-EPIPE` (no `SIGPIPE` is sent).
@@ -55,12 +57,19 @@ pub fn read(a: &Args) -> SysResult {
     if count == 0 {
         return Ok(0);
     }
+    if let OpenFile::PipeReader(r) = &*f {
+        // Straight from the pipe's buffer into the caller's, under the pipe's lock.
+        let want = count.min(pipe::PIPE_BUF_SIZE as u64);
+        usercopy::check(addr, want, true)?;
+        let n = r.read(want as usize, |at, bytes| usercopy::copy_to_user_direct(addr + at as u64, bytes))?;
+        sched::account_read(n as u64);
+        return Ok(n as u64);
+    }
     let want = count.min(READ_PIECE as u64) as usize;
     usercopy::check(addr, want as u64, true)?;
     let mut buf = [0u8; READ_PIECE];
     let n = match &*f {
         OpenFile::Console => crate::drivers::tty::read(&mut buf[..want])?,
-        OpenFile::PipeReader(r) => r.read(&mut buf[..want])?,
         _ => return Err(EBADF),
     };
     // The bytes are out of the console buffer now; if the memory went away meanwhile (another
@@ -113,41 +122,13 @@ pub fn write(a: &Args) -> SysResult {
     Ok(done)
 }
 
-/// `write` on a pipe: copied in pieces of at most `PIPE_BUF_SIZE` (so a write that fits in
-/// `PIPE_BUF` goes in whole, atomically).
+/// `write` on a pipe: straight from the caller's buffer into the pipe's, under the pipe's
+/// lock (a write that fits in `PIPE_BUF` goes in whole, atomically).
 fn write_pipe(w: &pipe::Writer, addr: u64, count: u64) -> SysResult {
     usercopy::check(addr, count, false)?;
-    // Small writes (a token, a line) use a small buffer: zeroing a page per call would cost
-    // more than the copy.
-    let (mut small, mut big) = ([0u8; 256], alloc::vec::Vec::new());
-    let buf: &mut [u8] = if count <= small.len() as u64 {
-        &mut small
-    } else {
-        big.resize(pipe::PIPE_BUF_SIZE, 0);
-        &mut big
-    };
-    let mut done = 0u64;
-    while done < count {
-        let n = (count - done).min(buf.len() as u64) as usize;
-        if let Err(e) = usercopy::copy_from_user(addr + done, &mut buf[..n]) {
-            if done == 0 {
-                return Err(e);
-            }
-            break;
-        }
-        match w.write(&buf[..n]) {
-            Ok(k) => {
-                done += k as u64;
-                if k < n {
-                    break;
-                }
-            }
-            Err(e) if done == 0 => return Err(e),
-            Err(_) => break,
-        }
-    }
-    sched::account_write(done);
-    Ok(done)
+    let done = w.write(count as usize, |at, into| usercopy::copy_from_user_direct(addr + at as u64, into))?;
+    sched::account_write(done as u64);
+    Ok(done as u64)
 }
 
 /// `write` on `/dev/ttyS1`: the bytes go out on COM2 unchanged.

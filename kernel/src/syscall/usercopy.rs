@@ -79,6 +79,14 @@ pub fn copy_to_user_direct(addr: u64, buf: &[u8]) -> bool {
     uaccess::copy_to_user_direct(addr, buf)
 }
 
+/// The direct path of [`copy_from_user`] alone, as [`copy_to_user_direct`] is of
+/// [`copy_to_user`]: `false` if `buf` could not be filled (it may hold part of the bytes).
+/// It never blocks and takes no lock, so it may run under a spinlock with interrupts off.
+#[inline]
+pub fn copy_from_user_direct(addr: u64, buf: &mut [u8]) -> bool {
+    uaccess::copy_from_user_direct(addr, buf)
+}
+
 #[inline(never)]
 fn copy_to_user_checked(addr: u64, buf: &[u8]) -> Result<(), i32> {
     with_user(|space, resolve| uaccess::copy_to_user(space, addr, buf, resolve))

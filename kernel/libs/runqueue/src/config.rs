@@ -11,10 +11,16 @@
 //! TSC ticks and converts with [`SchedConfig::tsc_per_tick`].
 
 /// Scheduler clock configuration (see the module documentation).
+///
+/// The quantities every wake-up and switch needs (`tsc_per_tick`, `MAX_SLEEP_AVG` in ticks
+/// and in TSC ticks) are derived once, here, rather than with a chain of divisions each time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SchedConfig {
     hz: u32,
     tsc_hz: u64,
+    tsc_per_tick: u64,
+    max_sleep_avg: u32,
+    max_sleep_avg_tsc: u64,
 }
 
 impl Default for SchedConfig {
@@ -33,7 +39,14 @@ impl SchedConfig {
     pub const fn new(hz: u32, tsc_hz: u64) -> Self {
         let hz = if hz == 0 { 1 } else { hz };
         let tsc_hz = if tsc_hz < hz as u64 { hz as u64 } else { tsc_hz };
-        SchedConfig { hz, tsc_hz }
+        let mut c = SchedConfig { hz, tsc_hz, tsc_per_tick: tsc_hz / hz as u64, max_sleep_avg: 0, max_sleep_avg_tsc: 0 };
+        // `MAX_SLEEP_AVG`: `DEF_TIMESLICE * MAX_BONUS` ticks (one second), never 0.
+        c.max_sleep_avg = match c.def_timeslice() * crate::interactivity::MAX_BONUS as u32 {
+            0 => 1,
+            t => t,
+        };
+        c.max_sleep_avg_tsc = c.ticks_to_tsc(c.max_sleep_avg as u64);
+        c
     }
 
     /// Timer ticks per second (`HZ`).
@@ -48,7 +61,7 @@ impl SchedConfig {
 
     /// TSC ticks per timer tick (at least 1).
     pub const fn tsc_per_tick(&self) -> u64 {
-        self.tsc_hz / self.hz as u64
+        self.tsc_per_tick
     }
 
     /// `ms` milliseconds in ticks, rounded down as Linux's `ms * HZ / 1000` does.
@@ -74,12 +87,7 @@ impl SchedConfig {
     /// `MAX_SLEEP_AVG` in ticks: `DEF_TIMESLICE * MAX_BONUS` (one second). A task's sleep
     /// average is capped here, and it is also `STARVATION_LIMIT`. Never 0.
     pub const fn max_sleep_avg(&self) -> u32 {
-        let t = self.def_timeslice() * crate::interactivity::MAX_BONUS as u32;
-        if t == 0 {
-            1
-        } else {
-            t
-        }
+        self.max_sleep_avg
     }
 
     /// `STARVATION_LIMIT` in ticks (equal to `MAX_SLEEP_AVG`).
@@ -89,7 +97,7 @@ impl SchedConfig {
 
     /// `NS_MAX_SLEEP_AVG`, but in TSC ticks: the cap on `sleep_avg`.
     pub const fn max_sleep_avg_tsc(&self) -> u64 {
-        self.ticks_to_tsc(self.max_sleep_avg() as u64)
+        self.max_sleep_avg_tsc
     }
 
     /// `GRANULARITY`: 10 ms, at least one tick — the round-robin quantum among interactive
