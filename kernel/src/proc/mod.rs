@@ -52,7 +52,7 @@ pub use prio::{set_nice, set_scheduler, set_uid, superuser_used, use_privilege};
 pub use reap::{wait, wait_child, WaitOptions, WaitResult};
 pub use signal::kill;
 pub use threads::create_thread;
-pub use user::{current_files, current_vm, exec_user, spawn_user, user_page_fault};
+pub use user::{current_file, current_files, current_vm, exec_user, spawn_user, user_page_fault};
 
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::sync::Arc;

@@ -16,12 +16,12 @@
 use alloc::sync::Arc;
 use core::convert::Infallible;
 use tally_tasktable::CreateKind;
-use tally_uapi::errno::EINVAL;
+use tally_uapi::errno::{EBADF, EINVAL};
 
 use super::create::start_task;
 use super::vm::{FaultOutcome, Vm, USER_END};
 use super::Payload;
-use crate::file::FileTable;
+use crate::file::{FileTable, OpenFile};
 use crate::sched::{self, SchedParams, ThreadStart};
 
 /// What the task table keeps for a task that has a user mode.
@@ -151,6 +151,16 @@ fn exit_after_start() -> ! {
 /// The running task's descriptors, if it has a user mode.
 pub fn current_files() -> Option<Arc<FileTable>> {
     super::with(|p| p.table.get(sched::current()).ok().and_then(|t| t.payload().files().cloned()))
+}
+
+/// The open file behind the running task's descriptor `fd` (`EBADF` if there is none, or
+/// the task has no user mode): looked up in one critical section, without taking a
+/// reference to the whole descriptor table (`read` and `write` do this on every call).
+pub fn current_file(fd: i32) -> Result<Arc<OpenFile>, i32> {
+    super::with(|p| match p.table.get(sched::current()).ok().and_then(|t| t.payload().files()) {
+        Some(files) => files.get(fd),
+        None => Err(EBADF),
+    })
 }
 
 /// The running task's memory map, if it has a user mode.

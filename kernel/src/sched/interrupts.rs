@@ -57,6 +57,7 @@ pub fn irq_return(line: u8) {
         match switch {
             Some(t) => {
                 s.handover_line = Some(line);
+                super::switch::note_after_switch_work();
                 Some(t)
             }
             None => {

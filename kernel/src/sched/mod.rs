@@ -46,11 +46,6 @@ use tally_kstat::IoStats;
 use tally_microstate::{IrqLineStats, MsaTimes};
 use tally_runqueue::TaskSlot;
 
-/// The running task's slot (`None` before [`init`]): what a wait queue records to wake it.
-pub fn current_slot() -> Option<TaskSlot> {
-    state::try_with(|s| s.current_slot())
-}
-
 /// Context switches since boot.
 pub fn nr_switches() -> u64 {
     with(|s| s.rq.nr_switches())

@@ -60,7 +60,9 @@ pub(super) struct WaitQueueHooks;
 
 impl crate::sync::Scheduler for WaitQueueHooks {
     fn current(&self) -> Option<TaskSlot> {
-        super::current_slot()
+        // The running task's key is one load (`state::current`); the hooks are installed
+        // only after the scheduler, so it always names a task here.
+        Some(state::slot_of(state::current()))
     }
 
     fn block(&self, kind: SleepKind, deadline: Option<u64>) {

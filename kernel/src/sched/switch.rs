@@ -11,6 +11,7 @@
 
 use alloc::sync::Arc;
 use core::mem;
+use core::sync::atomic::{AtomicBool, Ordering};
 use hal::context::Thread;
 use tally_runqueue::{BlockReason, PrevAction};
 
@@ -63,12 +64,28 @@ pub(super) fn switch_and_clean(threads: Option<Threads>) {
     after_switch();
 }
 
+/// Set (under the scheduler's lock) when a switch leaves work for [`after_switch`]: an
+/// interrupt handed over (`Sched::handover_line`) or a released task's thread in the
+/// graveyard. Most switches leave none, and then `after_switch` need not take the lock.
+static AFTER_SWITCH_WORK: AtomicBool = AtomicBool::new(false);
+
+/// Tell the next [`after_switch`] that it has work (call with the scheduler's lock held).
+pub(super) fn note_after_switch_work() {
+    AFTER_SWITCH_WORK.store(true, Ordering::Relaxed);
+}
+
 /// The first thing a task does when it gets the CPU (back): if the task before it switched
 /// inside an interrupt, this task inherited that interrupt (it has been INTERRUPTED since
 /// the switch) and now ends it; and free what dead tasks left behind — their stacks are
 /// certainly not in use any more, since this task is the one running.
 pub(super) fn after_switch() {
+    // Interrupts are off and there is one CPU: nothing sets the flag between this load and
+    // the lock below, and anything set before is seen.
+    if !AFTER_SWITCH_WORK.load(Ordering::Relaxed) {
+        return;
+    }
     let dead = state::with_irqs_off(|s| {
+        AFTER_SWITCH_WORK.store(false, Ordering::Relaxed);
         if let Some(line) = s.handover_line.take() {
             s.rq.irq_exit(&mut Store(&mut s.tasks), line as usize, hal::tsc::read());
         }

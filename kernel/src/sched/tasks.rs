@@ -150,6 +150,7 @@ impl Sched {
         }
         if let Some(hot) = self.tasks.get_mut(slot.0 as usize).and_then(Option::take) {
             self.graveyard.push(hot.thread);
+            super::switch::note_after_switch_work();
         }
     }
 

@@ -84,11 +84,14 @@ impl WaitQueue {
     /// Wake every waiter. Callable from interrupt handlers.
     pub fn wake_all(&self) {
         hal::cpu::without_interrupts(|| {
+            let mut waiters = self.waiters.lock();
+            if waiters.is_empty() {
+                return; // the common case for a pipe's writers
+            }
             let Some(sched) = super::scheduler() else { return };
             // Popped one at a time, so the queue keeps its capacity: waiting and waking
             // allocate nothing after the first sleep (the heap allocator is a first-fit
             // free list).
-            let mut waiters = self.waiters.lock();
             while let Some(k) = waiters.pop_front() {
                 sched.wake(k);
             }

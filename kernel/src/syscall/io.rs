@@ -34,7 +34,7 @@ use crate::{proc, sched};
 
 /// The open file behind the caller's descriptor `fd`.
 pub fn file(fd: i32) -> Result<Arc<OpenFile>, i32> {
-    proc::current_files().ok_or(EBADF)?.get(fd)
+    proc::current_file(fd)
 }
 
 /// At most this much per `read` call is taken from the console buffer.
