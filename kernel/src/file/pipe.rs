@@ -21,10 +21,8 @@
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use spin::Mutex;
-use tally_runqueue::SleepKind;
 use tally_uapi::errno::{EFAULT, EINTR, EPIPE};
 
-use crate::sched;
 use crate::sync::WaitQueue;
 
 pub use crate::base::config::PIPE_BUF_SIZE;
@@ -101,14 +99,11 @@ impl Reader {
     /// would sleep); `EFAULT` if `copy_out` fails, and then the bytes stay in the pipe.
     pub fn read(&self, want: usize, mut copy_out: impl FnMut(usize, &[u8]) -> bool) -> Result<usize, i32> {
         let p = &self.0;
-        let n = p.readable.wait_for(SleepKind::Interruptible, || {
+        let n = p.readable.wait_for(|| {
             let mut s = p.state.lock();
             if s.len == 0 {
-                if s.writers == 0 {
-                    return Some(Ok(0));
-                }
-                // Sleep until a writer wakes us, unless the process is being killed.
-                return sched::kill_pending().then_some(Err(EINTR));
+                // End of file, or sleep until a writer wakes us (`None` if killed meanwhile).
+                return (s.writers == 0).then_some(Ok(0));
             }
             let n = want.min(s.len);
             let (first, second) = s.held(n);
@@ -117,7 +112,8 @@ impl Reader {
             }
             s.consume(n);
             Some(Ok(n))
-        })?;
+        });
+        let n = n.unwrap_or(Err(EINTR))?;
         if n > 0 {
             p.writable.wake_all();
         }
@@ -138,15 +134,14 @@ impl Writer {
             let rest = len - done;
             // A write that fits in PIPE_BUF waits until it fits whole (atomic).
             let need = if len <= PIPE_BUF_SIZE { rest } else { 1 };
-            let wrote = p.writable.wait_for(SleepKind::Interruptible, || {
+            let wrote = p.writable.wait_for(|| {
                 let mut s = p.state.lock();
                 if s.readers == 0 {
                     return Some(Err(EPIPE));
                 }
                 let free = PIPE_BUF_SIZE - s.len;
                 if free < need {
-                    // Sleep until a reader makes room, unless the process is being killed.
-                    return sched::kill_pending().then_some(Err(EINTR));
+                    return None; // sleep until a reader makes room (`None` if killed meanwhile)
                 }
                 let n = rest.min(free);
                 let (first, second) = s.room(n);
@@ -157,7 +152,7 @@ impl Writer {
                 s.len += n;
                 Some(Ok(n))
             });
-            match wrote {
+            match wrote.unwrap_or(Err(EINTR)) {
                 Ok(n) => {
                     done += n;
                     p.readable.wake_all();

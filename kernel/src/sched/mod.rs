@@ -44,7 +44,6 @@ pub use tasks::{
 
 use tally_kstat::IoStats;
 use tally_microstate::{IrqLineStats, MsaTimes};
-use tally_runqueue::TaskSlot;
 
 /// Context switches since boot.
 pub fn nr_switches() -> u64 {

@@ -69,6 +69,18 @@ impl crate::sync::Scheduler for WaitQueueHooks {
         block_current(kind, deadline)
     }
 
+    fn block_unless_killed(&self) -> bool {
+        // The kill flag is read under the lock the sleep takes anyway: a kill after this
+        // check finds the task asleep and wakes it (`running::kill`).
+        let picked = state::with_irqs_off(|s| {
+            let sleep = PrevAction::Block(BlockReason::Sleep(SleepKind::Interruptible));
+            (!s.current_hot().killed).then(|| s.pick(sleep))
+        });
+        let Some(threads) = picked else { return false };
+        switch_and_clean(threads);
+        true
+    }
+
     fn wake(&self, task: TaskSlot) {
         wake(task)
     }

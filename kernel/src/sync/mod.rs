@@ -31,6 +31,10 @@ pub trait Scheduler: Sync {
     /// Block the running task in `kind` sleep until woken (or until the TSC passes
     /// `deadline`). Called with interrupts disabled, after the task is on a queue.
     fn block(&self, kind: SleepKind, deadline: Option<u64>);
+    /// Block the running task in an interruptible sleep until woken, unless its process is
+    /// being killed: then it does not sleep, and the answer is false. (The check and the
+    /// sleep are one step, so a kill cannot slip in between.)
+    fn block_unless_killed(&self) -> bool;
     /// Make `task` runnable if it sleeps. Callable from interrupt handlers.
     fn wake(&self, task: TaskSlot);
 }

@@ -37,7 +37,7 @@ impl WaitQueue {
                 if deadline.is_some_and(|d| hal::tsc::read() >= d) {
                     return Some(false);
                 }
-                self.sleep(kind, deadline);
+                self.sleep(kind, deadline, false);
                 None
             });
             if let Some(done) = outcome {
@@ -46,39 +46,50 @@ impl WaitQueue {
         }
     }
 
-    /// Sleep in `kind` until `attempt()` has an answer, and return it. `attempt` runs with
-    /// interrupts disabled, so it may both check its condition and act on it; `None` means
+    /// Sleep (interruptibly) until `attempt()` has an answer, and return it; `None` if the
+    /// caller's process is being killed before there is one. `attempt` runs with interrupts
+    /// disabled, so it may both check its condition and act on it; `None` from it means
     /// "not yet": the task then sleeps on this queue in the same critical section.
-    pub fn wait_for<R>(&self, kind: SleepKind, mut attempt: impl FnMut() -> Option<R>) -> R {
+    pub fn wait_for<R>(&self, mut attempt: impl FnMut() -> Option<R>) -> Option<R> {
         loop {
             let outcome = hal::cpu::without_interrupts(|| {
-                let r = attempt();
-                if r.is_none() {
-                    self.sleep(kind, None);
+                if let Some(r) = attempt() {
+                    return Some(Some(r));
                 }
-                r
+                if self.sleep(SleepKind::Interruptible, None, true) {
+                    None // woken: try again
+                } else {
+                    Some(None) // killed
+                }
             });
-            if let Some(r) = outcome {
-                return r;
+            if let Some(answer) = outcome {
+                return answer;
             }
         }
     }
 
     /// With interrupts disabled: put the running task on the queue and block it until a
-    /// wake-up (or `deadline`). Returns once it runs again, off the queue.
-    fn sleep(&self, kind: SleepKind, deadline: Option<u64>) {
+    /// wake-up (or `deadline`). Returns once it runs again, off the queue. With
+    /// `unless_killed`, a task whose process is being killed does not sleep: false.
+    fn sleep(&self, kind: SleepKind, deadline: Option<u64>, unless_killed: bool) -> bool {
         let Some((sched, me)) = super::scheduler().and_then(|s| Some((s, s.current()?))) else {
             // Before the scheduler exists there is nobody to switch to: wait here.
             hal::cpu::wait_for_interrupt();
-            return;
+            return true;
         };
         self.waiters.lock().push_back(me);
-        sched.block(kind, deadline);
+        let slept = if unless_killed {
+            sched.block_unless_killed()
+        } else {
+            sched.block(kind, deadline);
+            true
+        };
         // `wake_all` took us off the queue; a deadline or a kill may have woken us instead.
         let mut waiters = self.waiters.lock();
         if !waiters.is_empty() {
             waiters.retain(|&k| k != me);
         }
+        slept
     }
 
     /// Wake every waiter. Callable from interrupt handlers.
