@@ -61,56 +61,64 @@ impl RunQueue {
     /// the switch, once its parent has collected it (the scheduler no longer refers to it).
     pub fn schedule<S: TaskStore + ?Sized>(&mut self, store: &mut S, now: u64, action: PrevAction) -> Switch {
         let prev = self.curr;
-        let mut prev_blocked = None;
+        // The state a blocking prev leaves the CPU for.
+        let mut blocked_state = None;
         if prev != self.idle {
+            let mut blocked = None;
             match action {
                 PrevAction::Preempted => {}
                 PrevAction::Yield => self.yield_current(store),
                 PrevAction::Block(reason) => {
                     self.deactivate(store, prev);
-                    store.entity(prev).state = TaskState::Blocked(reason);
                     if let BlockReason::Sleep(kind) = reason {
                         if kind.is_uninterruptible() {
                             self.nr_uninterruptible += 1;
                         }
                     }
-                    prev_blocked = Some(reason);
+                    blocked = Some(reason);
                 }
             }
-        }
-
-        let next = self.pick_next(store, now);
-
-        // Charge prev for the time it ran: sleep_avg -= run_time / bonus.
-        if prev != self.idle {
+            // Charge prev for the time it ran: sleep_avg -= run_time / bonus. (Before the
+            // pick, which does not read prev's sleep average: one look at prev for all of it.)
             let config = self.config;
             let se = store.entity(prev);
             let ran = now.saturating_sub(se.timestamp).min(config.max_sleep_avg_tsc());
             let charge = ran / current_bonus(&config, se.sleep_avg).max(1) as u64;
             se.sleep_avg = se.sleep_avg.saturating_sub(charge);
             se.timestamp = now;
+            if let Some(reason) = blocked {
+                se.state = TaskState::Blocked(reason);
+                blocked_state = Some(reason.microstate());
+            }
         }
+
+        // Sets next's timestamp to `now` (prev's too, if it runs on).
+        let next = self.pick_next(store, now);
         self.need_resched = false;
 
         if next != prev {
-            store.entity(next).timestamp = now;
             self.nr_switches += 1;
             self.curr = next;
-            let on_expired = store.entity(prev).link.array == Some(self.expired_id());
-            let prev_state = match prev_blocked {
-                Some(reason) => reason.microstate(),
-                None if on_expired => MicroState::OnExpiredQueue,
-                None => MicroState::OnActiveQueue, // including idle
-            };
+            // A runnable prev waits on the array it is on *after* the pick, which may have
+            // flipped the arrays (the idle task, on none, counts as active).
+            let prev_state = blocked_state.unwrap_or_else(|| {
+                if store.entity(prev).link.array == Some(self.expired_id()) {
+                    MicroState::OnExpiredQueue
+                } else {
+                    MicroState::OnActiveQueue
+                }
+            });
             self.account_switch(store, prev, prev_state, next, now);
         }
         Switch { prev, next }
     }
 
-    /// Steps 2 and 3: flip if needed, take the best task, credit its runqueue wait.
+    /// Steps 2 and 3: flip if needed, take the best task, credit its runqueue wait. The
+    /// task picked runs from `now` (its timestamp).
     fn pick_next<S: TaskStore + ?Sized>(&mut self, store: &mut S, now: u64) -> TaskSlot {
         if self.nr_running == 0 {
             self.expired_timestamp = None;
+            store.entity(self.idle).timestamp = now;
             return self.idle;
         }
         // BEGIN LAB 2: active empty? flip; then the head of the active array's best level
@@ -120,6 +128,7 @@ impl RunQueue {
         }
         let level = self.arrays[self.active].first_level();
         let Some(next) = self.arrays[self.active].head(level) else {
+            store.entity(self.idle).timestamp = now;
             return self.idle; // nr_running disagrees with the arrays; never expected
         };
         // END LAB 2
@@ -141,7 +150,9 @@ impl RunQueue {
                 self.enqueue(store, next, array);
             }
         }
-        store.entity(next).sleep_type = SleepType::Normal;
+        let se = store.entity(next);
+        se.sleep_type = SleepType::Normal;
+        se.timestamp = now;
         next
     }
 
