@@ -8,7 +8,7 @@
 
 use tally_runqueue::{BlockReason, PrevAction, SleepKind, TaskSlot};
 
-use super::state::{self, Store};
+use super::state::{self, Sched, Store};
 use super::switch::switch_and_clean;
 
 /// Block the running task in `kind` sleep until [`wake`] (or, with a deadline, until the
@@ -33,12 +33,15 @@ pub fn block_current(kind: SleepKind, deadline: Option<u64>) {
 /// Make a sleeping task runnable (no effect on a task that is not asleep). Callable from
 /// interrupt handlers; a wake-up of a higher-priority task asks for a reschedule.
 pub fn wake(slot: TaskSlot) {
-    state::try_with(|s| {
-        let now = hal::tsc::read();
-        if s.rq.wake_up(&mut Store(&mut s.tasks), slot, now) {
-            s.runq_changed(now);
-        }
-    });
+    state::try_with(|s| wake_locked(s, slot));
+}
+
+/// [`wake`], under the scheduler's lock.
+fn wake_locked(s: &mut Sched, slot: TaskSlot) {
+    let now = hal::tsc::read();
+    if s.rq.wake_up(&mut Store(&mut s.tasks), slot, now) {
+        s.runq_changed(now);
+    }
 }
 
 /// Sleep (interruptibly) for at least `ns` nanoseconds; woken by the tick that passes the
@@ -82,6 +85,7 @@ impl crate::sync::Scheduler for WaitQueueHooks {
     }
 
     fn wake(&self, task: TaskSlot) {
-        wake(task)
+        // `WaitQueue::wake_all`, the only caller, has interrupts off already.
+        state::try_with_irqs_off(|s| wake_locked(s, task));
     }
 }

@@ -31,19 +31,18 @@ impl Sched {
         if !sw.is_switch() {
             return None;
         }
-        if sw.prev != self.rq.idle() && action != PrevAction::Block(BlockReason::Exit) {
-            if let Some(prev) = self.hot_mut(sw.prev) {
-                match action {
-                    PrevAction::Preempted => prev.counters.nivcsw += 1,
-                    _ => prev.counters.nvcsw += 1,
-                }
+        let counted = sw.prev != self.rq.idle() && action != PrevAction::Block(BlockReason::Exit);
+        let Some(prev) = self.hot_mut(sw.prev) else { panic!("a runnable task has no scheduler state") };
+        if counted {
+            match action {
+                PrevAction::Preempted => prev.counters.nivcsw += 1,
+                _ => prev.counters.nvcsw += 1,
             }
         }
-        let (prev, next) = (self.hot(sw.prev), self.hot(sw.next));
-        let (Some(prev), Some(next)) = (prev, next) else { panic!("a runnable task has no scheduler state") };
-        let threads = (Arc::clone(&prev.thread), Arc::clone(&next.thread));
+        let from = Arc::clone(&prev.thread);
+        let Some(next) = self.hot(sw.next) else { panic!("a runnable task has no scheduler state") };
         state::set_current(next.key);
-        Some(threads)
+        Some((from, Arc::clone(&next.thread)))
     }
 }
 

@@ -35,7 +35,8 @@ pub trait Scheduler: Sync {
     /// being killed: then it does not sleep, and the answer is false. (The check and the
     /// sleep are one step, so a kill cannot slip in between.)
     fn block_unless_killed(&self) -> bool;
-    /// Make `task` runnable if it sleeps. Callable from interrupt handlers.
+    /// Make `task` runnable if it sleeps. Called with interrupts disabled (also from
+    /// interrupt handlers).
     fn wake(&self, task: TaskSlot);
 }
 

@@ -128,7 +128,6 @@ impl RunQueue {
         }
         let level = self.arrays[self.active].first_level();
         let Some(next) = self.arrays[self.active].head(level) else {
-            store.entity(self.idle).timestamp = now;
             return self.idle; // nr_running disagrees with the arrays; never expected
         };
         // END LAB 2
@@ -136,23 +135,24 @@ impl RunQueue {
         let config = self.config;
         let se = store.entity(next);
         let credited = matches!(se.sleep_type, SleepType::Interactive | SleepType::Interrupted);
+        let old_prio = se.prio;
+        let mut new_prio = old_prio;
         if !se.policy.is_realtime() && credited {
             let mut waited = now.saturating_sub(se.timestamp);
             if se.sleep_type == SleepType::Interactive {
                 waited = waited * (ON_RUNQUEUE_WEIGHT * 128 / 100) / 128;
             }
             let credited_until = se.timestamp.saturating_add(waited);
-            let new_prio = recalc_task_prio(&config, se, credited_until);
-            if new_prio != se.prio {
-                let array = self.active_id();
-                self.dequeue(store, next);
-                store.entity(next).prio = new_prio;
-                self.enqueue(store, next, array);
-            }
+            new_prio = recalc_task_prio(&config, se, credited_until);
         }
-        let se = store.entity(next);
         se.sleep_type = SleepType::Normal;
         se.timestamp = now;
+        if new_prio != old_prio {
+            let array = self.active_id();
+            self.dequeue(store, next);
+            store.entity(next).prio = new_prio;
+            self.enqueue(store, next, array);
+        }
         next
     }
 
