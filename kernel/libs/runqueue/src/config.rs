@@ -39,7 +39,8 @@ impl SchedConfig {
     pub const fn new(hz: u32, tsc_hz: u64) -> Self {
         let hz = if hz == 0 { 1 } else { hz };
         let tsc_hz = if tsc_hz < hz as u64 { hz as u64 } else { tsc_hz };
-        let mut c = SchedConfig { hz, tsc_hz, tsc_per_tick: tsc_hz / hz as u64, max_sleep_avg: 0, max_sleep_avg_tsc: 0 };
+        let mut c =
+            SchedConfig { hz, tsc_hz, tsc_per_tick: tsc_hz / hz as u64, max_sleep_avg: 0, max_sleep_avg_tsc: 0 };
         // `MAX_SLEEP_AVG`: `DEF_TIMESLICE * MAX_BONUS` ticks (one second), never 0.
         c.max_sleep_avg = match c.def_timeslice() * crate::interactivity::MAX_BONUS as u32 {
             0 => 1,
