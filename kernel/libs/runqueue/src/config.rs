@@ -13,7 +13,8 @@
 /// Scheduler clock configuration (see the module documentation).
 ///
 /// The quantities every wake-up and switch needs (`tsc_per_tick`, `MAX_SLEEP_AVG` in ticks
-/// and in TSC ticks) are derived once, here, rather than with a chain of divisions each time.
+/// and in TSC ticks, the TSC value of one bonus point, each nice level's `INTERACTIVE_SLEEP`)
+/// are derived once, here, rather than with a chain of divisions each time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SchedConfig {
     hz: u32,
@@ -21,7 +22,15 @@ pub struct SchedConfig {
     tsc_per_tick: u64,
     max_sleep_avg: u32,
     max_sleep_avg_tsc: u64,
+    /// TSC ticks per bonus point (`MAX_SLEEP_AVG / MAX_BONUS` ticks), when `CURRENT_BONUS`
+    /// can be computed with this one division exactly; 0 when it cannot (see `new`).
+    bonus_tsc: u64,
+    /// `INTERACTIVE_SLEEP` in TSC ticks for each static priority 100..=139.
+    interactive_sleep_tsc: [u64; NICE_LEVELS],
 }
+
+/// Static priorities of normal tasks: 100..=139.
+const NICE_LEVELS: usize = 40;
 
 impl Default for SchedConfig {
     /// 1000 Hz ticks and a nominal 1 GHz TSC.
@@ -39,15 +48,50 @@ impl SchedConfig {
     pub const fn new(hz: u32, tsc_hz: u64) -> Self {
         let hz = if hz == 0 { 1 } else { hz };
         let tsc_hz = if tsc_hz < hz as u64 { hz as u64 } else { tsc_hz };
-        let mut c =
-            SchedConfig { hz, tsc_hz, tsc_per_tick: tsc_hz / hz as u64, max_sleep_avg: 0, max_sleep_avg_tsc: 0 };
+        let mut c = SchedConfig {
+            hz,
+            tsc_hz,
+            tsc_per_tick: tsc_hz / hz as u64,
+            max_sleep_avg: 0,
+            max_sleep_avg_tsc: 0,
+            bonus_tsc: 0,
+            interactive_sleep_tsc: [0; NICE_LEVELS],
+        };
+        let max_bonus = crate::interactivity::MAX_BONUS as u32;
         // `MAX_SLEEP_AVG`: `DEF_TIMESLICE * MAX_BONUS` ticks (one second), never 0.
-        c.max_sleep_avg = match c.def_timeslice() * crate::interactivity::MAX_BONUS as u32 {
+        c.max_sleep_avg = match c.def_timeslice() * max_bonus {
             0 => 1,
             t => t,
         };
         c.max_sleep_avg_tsc = c.ticks_to_tsc(c.max_sleep_avg as u64);
+        // `CURRENT_BONUS` is `(sleep_avg / tsc_per_tick) * MAX_BONUS / MAX_SLEEP_AVG`. When
+        // MAX_SLEEP_AVG is a multiple of MAX_BONUS (always, unless it was raised from 0),
+        // that is `sleep_avg / (tsc_per_tick * MAX_SLEEP_AVG / MAX_BONUS)`: nested floor
+        // divisions are one division by the product.
+        if c.max_sleep_avg % max_bonus == 0 {
+            if let Some(unit) = c.tsc_per_tick.checked_mul((c.max_sleep_avg / max_bonus) as u64) {
+                c.bonus_tsc = unit;
+            }
+        }
+        let mut i = 0;
+        while i < NICE_LEVELS {
+            let static_prio = crate::prio::MAX_RT_PRIO + i as i32;
+            c.interactive_sleep_tsc[i] = crate::interactivity::interactive_sleep_uncached(&c, static_prio);
+            i += 1;
+        }
         c
+    }
+
+    /// TSC ticks per bonus point, or 0 if `CURRENT_BONUS` must take the two-division way.
+    pub(crate) const fn bonus_tsc(&self) -> u64 {
+        self.bonus_tsc
+    }
+
+    /// `INTERACTIVE_SLEEP` (TSC ticks) of a normal task's static priority, as derived in
+    /// `new`; `None` outside 100..=139.
+    #[inline]
+    pub(crate) fn interactive_sleep_tsc(&self, static_prio: i32) -> Option<u64> {
+        self.interactive_sleep_tsc.get(static_prio.wrapping_sub(crate::prio::MAX_RT_PRIO) as usize).copied()
     }
 
     /// Timer ticks per second (`HZ`).

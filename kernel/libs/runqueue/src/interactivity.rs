@@ -40,14 +40,20 @@ pub const INTERACTIVE_DELTA: i32 = 2;
 pub const ON_RUNQUEUE_WEIGHT: u64 = 30;
 
 /// `CURRENT_BONUS(p)`: 0..=`MAX_BONUS` from the task's sleep average.
+///
+/// `sleep_avg` (TSC) → whole ticks → bonus points is two floor divisions; `SchedConfig`
+/// folds them into one, by the TSC value of a point, whenever that gives the same result.
+#[inline]
 pub fn current_bonus(config: &SchedConfig, sleep_avg: u64) -> i32 {
-    let ticks = config.tsc_to_ticks(sleep_avg);
-    let bonus = ticks * MAX_BONUS as u64 / config.max_sleep_avg() as u64;
+    let bonus = match config.bonus_tsc() {
+        0 => config.tsc_to_ticks(sleep_avg) * MAX_BONUS as u64 / config.max_sleep_avg() as u64,
+        unit => sleep_avg / unit,
+    };
     bonus.min(MAX_BONUS as u64) as i32
 }
 
 /// `DELTA(p)`: the interactivity margin for static priority `static_prio`.
-pub fn delta(static_prio: i32) -> i32 {
+pub const fn delta(static_prio: i32) -> i32 {
     let nice = static_prio - MAX_RT_PRIO - 20;
     (nice + 20) * MAX_BONUS / 40 - 20 * MAX_BONUS / 40 + INTERACTIVE_DELTA
 }
@@ -61,10 +67,19 @@ pub fn is_interactive(prio: i32, static_prio: i32) -> bool {
 /// `INTERACTIVE_SLEEP(p)` in TSC ticks: the highest sleep average with which a task of
 /// `static_prio` is only *barely* interactive (its bonus is exactly `MAX_BONUS / 2 +
 /// DELTA`; one more millisecond would earn the next point).
+/// (Derived once per static priority by `SchedConfig::new`; a wake-up looks it up.)
 pub fn interactive_sleep(config: &SchedConfig, static_prio: i32) -> u64 {
+    match config.interactive_sleep_tsc(static_prio) {
+        Some(tsc) => tsc,
+        None => interactive_sleep_uncached(config, static_prio),
+    }
+}
+
+/// [`interactive_sleep`] computed from its definition.
+pub(crate) const fn interactive_sleep_uncached(config: &SchedConfig, static_prio: i32) -> u64 {
     let max = config.max_sleep_avg() as i64;
     let ticks = max * (MAX_BONUS / 2 + delta(static_prio) + 1) as i64 / MAX_BONUS as i64 - 1;
-    config.ticks_to_tsc(ticks.max(0) as u64)
+    config.ticks_to_tsc(if ticks < 0 { 0 } else { ticks as u64 })
 }
 
 /// `effective_prio(p)`: the dynamic priority. RT tasks keep theirs; normal tasks get their

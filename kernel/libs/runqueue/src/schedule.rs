@@ -80,10 +80,10 @@ impl RunQueue {
             }
             // Charge prev for the time it ran: sleep_avg -= run_time / bonus. (Before the
             // pick, which does not read prev's sleep average: one look at prev for all of it.)
-            let config = self.config;
+            let config = &self.config;
             let se = store.entity(prev);
             let ran = now.saturating_sub(se.timestamp).min(config.max_sleep_avg_tsc());
-            let charge = ran / current_bonus(&config, se.sleep_avg).max(1) as u64;
+            let charge = ran / current_bonus(config, se.sleep_avg).max(1) as u64;
             se.sleep_avg = se.sleep_avg.saturating_sub(charge);
             se.timestamp = now;
             if let Some(reason) = blocked {
@@ -132,7 +132,7 @@ impl RunQueue {
         };
         // END LAB 2
 
-        let config = self.config;
+        let config = &self.config;
         let se = store.entity(next);
         let credited = matches!(se.sleep_type, SleepType::Interactive | SleepType::Interrupted);
         let old_prio = se.prio;
@@ -143,7 +143,7 @@ impl RunQueue {
                 waited = waited * (ON_RUNQUEUE_WEIGHT * 128 / 100) / 128;
             }
             let credited_until = se.timestamp.saturating_add(waited);
-            new_prio = recalc_task_prio(&config, se, credited_until);
+            new_prio = recalc_task_prio(config, se, credited_until);
         }
         se.sleep_type = SleepType::Normal;
         se.timestamp = now;

@@ -25,7 +25,7 @@ impl RunQueue {
         if key == self.idle {
             return;
         }
-        let config = self.config;
+        let config = &self.config;
         let se = store.entity(key);
         se.static_prio = nice_to_prio(nice.clamp(MIN_NICE, MAX_NICE));
         if se.policy.is_realtime() {
@@ -33,7 +33,7 @@ impl RunQueue {
         }
         let array = se.link.array;
         let old_prio = se.prio;
-        se.prio = effective_prio(&config, se);
+        se.prio = effective_prio(config, se);
         let delta = se.prio - old_prio;
         if let Some(id) = array {
             self.dequeue(store, key);
@@ -59,7 +59,6 @@ impl RunQueue {
         if key == self.idle {
             return Err(SchedError::InvalidArgument);
         }
-        let config = self.config;
         let queued = store.entity(key).link.array.is_some();
         if queued {
             self.deactivate(store, key);
@@ -71,7 +70,7 @@ impl RunQueue {
         if policy == Policy::Batch {
             se.sleep_avg = 0;
         }
-        se.prio = if policy.is_realtime() { rt_prio_to_prio(rt_priority) } else { effective_prio(&config, se) };
+        se.prio = if policy.is_realtime() { rt_prio_to_prio(rt_priority) } else { effective_prio(&self.config, se) };
         let new_prio = se.prio;
         if queued {
             self.activate(store, key);

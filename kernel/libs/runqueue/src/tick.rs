@@ -36,7 +36,7 @@ impl RunQueue {
             return;
         }
         let active = self.active_id();
-        let config = self.config;
+        let config = &self.config;
         let se = store.entity(p);
         if se.link.array != Some(active) {
             // It expired (or yielded) already and has not been switched out yet.
@@ -50,7 +50,7 @@ impl RunQueue {
             if se.policy == Policy::RoundRobin {
                 se.time_slice = se.time_slice.saturating_sub(1);
                 if se.time_slice == 0 {
-                    se.time_slice = static_prio_timeslice(&config, se.static_prio);
+                    se.time_slice = static_prio_timeslice(config, se.static_prio);
                     self.need_resched = true;
                     self.arrays[self.active].requeue(store, p);
                 }
@@ -63,8 +63,8 @@ impl RunQueue {
         // STUB: let _ = (se, active);
         se.time_slice = se.time_slice.saturating_sub(1);
         if se.time_slice == 0 {
-            se.prio = effective_prio(&config, se);
-            se.time_slice = static_prio_timeslice(&config, se.static_prio);
+            se.prio = effective_prio(config, se);
+            se.time_slice = static_prio_timeslice(config, se.static_prio);
             let interactive = is_interactive(se.prio, se.static_prio);
             let static_prio = se.static_prio;
             self.arrays[self.active].dequeue(store, p);
@@ -80,8 +80,8 @@ impl RunQueue {
                 self.enqueue(store, p, active);
             }
         } else {
-            let granularity = timeslice_granularity(&config, se.sleep_avg);
-            let used = static_prio_timeslice(&config, se.static_prio).saturating_sub(se.time_slice);
+            let granularity = timeslice_granularity(config, se.sleep_avg);
+            let used = static_prio_timeslice(config, se.static_prio).saturating_sub(se.time_slice);
             if is_interactive(se.prio, se.static_prio)
                 && used.is_multiple_of(granularity)
                 && se.time_slice >= granularity

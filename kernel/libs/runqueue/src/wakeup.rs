@@ -26,7 +26,7 @@ impl RunQueue {
         if key == self.idle || key == self.curr {
             return false;
         }
-        let config = self.config;
+        let config = &self.config;
         let in_irq = self.irq.in_irq();
         let (se, clock) = store.task(key);
         let reason = match se.state {
@@ -42,7 +42,7 @@ impl RunQueue {
         }
         // activate_task (2.6.20): RT tasks keep their priority and timestamp.
         if !se.policy.is_realtime() {
-            se.prio = recalc_task_prio(&config, se, now);
+            se.prio = recalc_task_prio(config, se, now);
             if se.sleep_type == SleepType::Normal {
                 se.sleep_type = if in_irq { SleepType::Interrupted } else { SleepType::Interactive };
             }
@@ -59,13 +59,13 @@ impl RunQueue {
     /// its level on the active array, child-runs-last style. Returns false if the task was
     /// not new.
     pub fn wake_up_new_task<S: TaskStore + ?Sized>(&mut self, store: &mut S, key: TaskSlot, now: u64) -> bool {
-        let config = self.config;
+        let config = &self.config;
         let (se, clock) = store.task(key);
         if se.state != TaskState::New || key == self.idle {
             return false;
         }
-        se.prio = effective_prio(&config, se);
-        se.time_slice = static_prio_timeslice(&config, se.static_prio);
+        se.prio = effective_prio(config, se);
+        se.time_slice = static_prio_timeslice(config, se.static_prio);
         se.timestamp = now;
         se.sleep_type = SleepType::Normal;
         clock.switch(now, MicroState::OnActiveQueue);

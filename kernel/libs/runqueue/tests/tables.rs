@@ -108,3 +108,33 @@ fn effective_prio_spans_plus_minus_five_and_clamps() {
     let mut rt = SchedEntity::new(0).with_policy(Policy::Fifo, 10).unwrap();
     assert_eq!(recalc_task_prio(&c, &mut rt, 5_000 * ms), 89);
 }
+
+#[test]
+fn bonus_and_interactive_sleep_derived_once_equal_their_definitions() {
+    use tally_runqueue::interactivity::current_bonus;
+    // Linux's forms: CURRENT_BONUS = NS_TO_JIFFIES(sleep_avg) * MAX_BONUS / MAX_SLEEP_AVG,
+    // INTERACTIVE_SLEEP = JIFFIES_TO_NS(MAX_SLEEP_AVG * (MAX_BONUS/2 + DELTA + 1) / MAX_BONUS - 1).
+    // Odd rates too: a TSC not a multiple of HZ, a tick so slow MAX_SLEEP_AVG is raised to 1.
+    for (hz, tsc) in [(1000, 1_000_000_000), (1000, 2_345_678_901), (250, 1_000_003), (20, 1_000_000), (7, 999), (1, 1)]
+    {
+        let c = SchedConfig::new(hz, tsc);
+        let (t, max) = (c.tsc_per_tick(), c.max_sleep_avg() as u64);
+        let mut s = 0u64;
+        while s <= c.max_sleep_avg_tsc().saturating_mul(2) {
+            let want = ((s / t) * MAX_BONUS as u64 / max).min(MAX_BONUS as u64) as i32;
+            assert_eq!(current_bonus(&c, s), want, "{hz} Hz, TSC {tsc}, sleep_avg {s}");
+            s += 1 + c.max_sleep_avg_tsc() / 997;
+        }
+        // Each side of every tick and bonus-point boundary.
+        for k in 0..=2 * max * MAX_BONUS as u64 {
+            for s in [(k * t * max / MAX_BONUS as u64).saturating_sub(1), k * t * max / MAX_BONUS as u64, k * t] {
+                let want = ((s / t) * MAX_BONUS as u64 / max).min(MAX_BONUS as u64) as i32;
+                assert_eq!(current_bonus(&c, s), want, "{hz} Hz, TSC {tsc}, sleep_avg {s}");
+            }
+        }
+        for sp in MAX_RT_PRIO..MAX_PRIO {
+            let ticks = max as i64 * (MAX_BONUS / 2 + delta(sp) + 1) as i64 / MAX_BONUS as i64 - 1;
+            assert_eq!(interactive_sleep(&c, sp), ticks.max(0) as u64 * t, "{hz} Hz, static prio {sp}");
+        }
+    }
+}
