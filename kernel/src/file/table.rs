@@ -38,10 +38,12 @@ impl FileTable {
         FileTable { fds: Mutex::new(fds) }
     }
 
-    /// The open file behind `fd` (`EBADF` if none).
-    pub fn get(&self, fd: i32) -> Result<Arc<OpenFile>, i32> {
+    /// The open file behind `fd` (`EBADF` if none). Call with interrupts off: its one
+    /// caller, `proc::current_file`, looks the table up under the process table's lock,
+    /// which has turned them off already (no second save of the flag on every `read`).
+    pub fn get_irqs_off(&self, fd: i32) -> Result<Arc<OpenFile>, i32> {
         let i = usize::try_from(fd).map_err(|_| EBADF)?;
-        hal::cpu::without_interrupts(|| self.fds.lock().get(i).cloned().flatten()).ok_or(EBADF)
+        self.fds.lock().get(i).cloned().flatten().ok_or(EBADF)
     }
 
     /// Put `file` in the lowest free descriptor (`EMFILE` if there is none).

@@ -158,7 +158,7 @@ pub fn current_files() -> Option<Arc<FileTable>> {
 /// reference to the whole descriptor table (`read` and `write` do this on every call).
 pub fn current_file(fd: i32) -> Result<Arc<OpenFile>, i32> {
     super::with(|p| match p.table.get(sched::current()).ok().and_then(|t| t.payload().files()) {
-        Some(files) => files.get(fd),
+        Some(files) => files.get_irqs_off(fd), // `with` turned interrupts off
         None => Err(EBADF),
     })
 }

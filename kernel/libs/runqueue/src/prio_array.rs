@@ -128,7 +128,8 @@ impl PrioArray {
     /// `dequeue_task`: unlink `key`, which must be on this array, from its queue.
     pub(crate) fn dequeue<S: TaskStore + ?Sized>(&mut self, store: &mut S, key: TaskSlot) {
         // BEGIN LAB 2: unlink from the neighbours (or head/tail), clear the bit of a level left empty, detach key
-        let link = store.entity(key).link;
+        // Detached first: one look at `key` (the neighbours are other tasks).
+        let link = core::mem::replace(&mut store.entity(key).link, QueueLink::DETACHED);
         let level = link.level as usize;
         match link.prev {
             Some(p) => store.entity(p).link.next = link.next,
@@ -142,7 +143,6 @@ impl PrioArray {
             self.clear_bit(level);
         }
         self.nr_active = self.nr_active.saturating_sub(1);
-        store.entity(key).link = QueueLink::DETACHED;
         // END LAB 2
     }
 
