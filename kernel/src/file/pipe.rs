@@ -35,6 +35,10 @@ struct State {
     len: usize,
     readers: usize,
     writers: usize,
+    /// A writer found no room and went to sleep on `writable` since the last reader's
+    /// wake-up: only then must a read take the wait queue's lock to wake it (a `lat_ctx`
+    /// reader never has one to wake).
+    writer_waits: bool,
 }
 
 impl State {
@@ -78,7 +82,7 @@ pub struct Writer(Arc<Pipe>);
 pub fn new() -> (Reader, Writer) {
     let ring = alloc::vec![0u8; PIPE_BUF_SIZE].into_boxed_slice();
     let pipe = Arc::new(Pipe {
-        state: Mutex::new(State { ring, head: 0, len: 0, readers: 1, writers: 1 }),
+        state: Mutex::new(State { ring, head: 0, len: 0, readers: 1, writers: 1, writer_waits: false }),
         readable: WaitQueue::new(),
         writable: WaitQueue::new(),
     });
@@ -103,7 +107,7 @@ impl Reader {
             let mut s = p.state.lock();
             if s.len == 0 {
                 // End of file, or sleep until a writer wakes us (`None` if killed meanwhile).
-                return (s.writers == 0).then_some(Ok(0));
+                return (s.writers == 0).then_some(Ok((0, false)));
             }
             let n = want.min(s.len);
             let (first, second) = s.held(n);
@@ -111,10 +115,10 @@ impl Reader {
                 return Some(Err(EFAULT));
             }
             s.consume(n);
-            Some(Ok(n))
+            Some(Ok((n, core::mem::take(&mut s.writer_waits))))
         });
-        let n = n.unwrap_or(Err(EINTR))?;
-        if n > 0 {
+        let (n, wake_writers) = n.unwrap_or(Err(EINTR))?;
+        if wake_writers {
             p.writable.wake_all();
         }
         Ok(n)
@@ -141,7 +145,11 @@ impl Writer {
                 }
                 let free = PIPE_BUF_SIZE - s.len;
                 if free < need {
-                    return None; // sleep until a reader makes room (`None` if killed meanwhile)
+                    // Sleep until a reader makes room (`None` if killed meanwhile). The
+                    // flag is set in the critical section that puts us on `writable`, so
+                    // the reader that makes room sees it.
+                    s.writer_waits = true;
+                    return None;
                 }
                 let n = rest.min(free);
                 let (first, second) = s.room(n);
