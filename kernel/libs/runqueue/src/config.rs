@@ -68,7 +68,7 @@ impl SchedConfig {
         // MAX_SLEEP_AVG is a multiple of MAX_BONUS (always, unless it was raised from 0),
         // that is `sleep_avg / (tsc_per_tick * MAX_SLEEP_AVG / MAX_BONUS)`: nested floor
         // divisions are one division by the product.
-        if c.max_sleep_avg % max_bonus == 0 {
+        if c.max_sleep_avg.is_multiple_of(max_bonus) {
             if let Some(unit) = c.tsc_per_tick.checked_mul((c.max_sleep_avg / max_bonus) as u64) {
                 c.bonus_tsc = unit;
             }
