@@ -184,10 +184,12 @@ impl RunQueue {
 
     /// `__activate_task`: queue on the active array and count as running.
     pub(crate) fn activate<S: TaskStore + ?Sized>(&mut self, store: &mut S, key: TaskSlot) {
-        let active = self.active_id();
-        self.enqueue(store, key, active);
+        // One look at the task for its state and its level (the array links it in a second).
+        let se = store.entity(key);
+        se.state = TaskState::Runnable;
+        let prio = se.prio;
+        self.arrays[self.active].enqueue(store, key, prio);
         self.nr_running += 1;
-        store.entity(key).state = TaskState::Runnable;
     }
 
     /// `deactivate_task`: off its array and no longer counted as running.
