@@ -18,6 +18,13 @@
 //! [`crate::delay`]. They cost one table lookup per switch and a little more only when the
 //! delay class changes.
 //!
+//! The clock is also readable from user space, without a system call: the fields a reader
+//! needs (`seq`, `state`, `last_change`, `clocks`) come first, in the layout of
+//! `tally_uapi::msa::vvar::ThreadClock` (checked at compile time below), and the kernel
+//! keeps each user thread's clock in a page mapped read-only into its process. `switch`
+//! brackets its stores with two increments of `seq`, so that a reader interrupted by a
+//! change sees the count move and reads again (see `docs/microstate-accounting.md`).
+//!
 //! Callers: the scheduler (`tally-runqueue`) on sleeps, wake-ups and context switches;
 //! [`crate::IrqAccounting`] on interrupt entry and exit; the kernel's system-call and trap
 //! entry paths for `ONCPU_USR` ↔ `ONCPU_SYS` ↔ `ONCPU_TRAP`; and the `msa()` system call,
@@ -25,7 +32,10 @@
 
 use crate::delay::DelayStats;
 #[cfg(feature = "accounting")]
+use core::sync::atomic::{compiler_fence, Ordering};
+#[cfg(feature = "accounting")]
 use crate::delay::{DelayEpisodes, DELAY_CLASS, NR_DELAY_CLASSES};
+use tally_uapi::msa::vvar::ThreadClock;
 use tally_uapi::msa::{MicroState, NR_MICROSTATES};
 
 /// One value per microstate, indexed by [`MicroState::index`]: TSC ticks inside the kernel.
@@ -35,18 +45,24 @@ pub type MsaTimes = [u64; NR_MICROSTATES];
 ///
 /// With the `accounting` feature off this is an empty struct: every method keeps its
 /// signature, switches do nothing, and every reading is zero.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `repr(C)`: the first four fields are the user-visible `ThreadClock` of the vvar page.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsaClock {
+    /// Sequence count for user-space readers: odd while `switch` changes the fields below.
     #[cfg(feature = "accounting")]
-    created: u64,
-    #[cfg(feature = "accounting")]
-    last_change: u64,
+    seq: u32,
     #[cfg(feature = "accounting")]
     state: MicroState,
+    #[cfg(feature = "accounting")]
+    last_change: u64,
     /// Time spent in each state up to `last_change` (the current state's running span is not
     /// in here yet; [`MsaClock::snapshot`] adds it).
     #[cfg(feature = "accounting")]
     clocks: MsaTimes,
+    #[cfg(feature = "accounting")]
+    created: u64,
     /// Closed episodes of each delay class, plus the count of the open one (indexed by
     /// `DelayClass as usize`).
     #[cfg(feature = "accounting")]
@@ -73,6 +89,8 @@ impl MsaClock {
             e
         };
         MsaClock {
+            #[cfg(feature = "accounting")]
+            seq: 0,
             #[cfg(feature = "accounting")]
             created: now,
             #[cfg(feature = "accounting")]
@@ -104,6 +122,10 @@ impl MsaClock {
     pub fn switch(&mut self, now: u64, new: MicroState) {
         #[cfg(feature = "accounting")]
         {
+            // A user-space reader of this clock (the vvar page) retries if `seq` moved or
+            // is odd; the fences keep the compiler from moving stores across the counts.
+            self.seq = self.seq.wrapping_add(1);
+            compiler_fence(Ordering::Release);
             // BEGIN LAB 1: charge the time since the last change to the state being left (never when `now` went backwards)
             // STUB: let _ = now;
             if now > self.last_change {
@@ -117,6 +139,8 @@ impl MsaClock {
                 self.delay_boundary(from, to);
             }
             self.state = new;
+            compiler_fence(Ordering::Release);
+            self.seq = self.seq.wrapping_add(1);
         }
     }
 
@@ -172,6 +196,24 @@ impl MsaClock {
         #[cfg(not(feature = "accounting"))]
         {
             0
+        }
+    }
+
+    /// The user-visible part of the clock, as a reader of its vvar page sees it (all zero
+    /// without the `accounting` feature). For tests: the page itself is this memory.
+    pub fn user_view(&self) -> ThreadClock {
+        #[cfg(feature = "accounting")]
+        {
+            ThreadClock {
+                seq: self.seq,
+                state: self.state as u32,
+                last_change: self.last_change,
+                clocks: self.clocks,
+            }
+        }
+        #[cfg(not(feature = "accounting"))]
+        {
+            ThreadClock { seq: 0, state: 0, last_change: 0, clocks: [0; NR_MICROSTATES] }
         }
     }
 
@@ -280,9 +322,25 @@ impl MsaClock {
     }
 }
 
+// The vvar page's layout is this struct's: a user-space reader reads `ThreadClock` where
+// the kernel keeps its `MsaClock` (the layout is defined once, in the ABI crate).
+#[cfg(feature = "accounting")]
+const _: () = {
+    use core::mem::offset_of;
+    assert!(offset_of!(MsaClock, seq) == offset_of!(ThreadClock, seq));
+    assert!(offset_of!(MsaClock, state) == offset_of!(ThreadClock, state));
+    assert!(offset_of!(MsaClock, last_change) == offset_of!(ThreadClock, last_change));
+    assert!(offset_of!(MsaClock, clocks) == offset_of!(ThreadClock, clocks));
+    assert!(core::mem::size_of::<MicroState>() == core::mem::size_of::<u32>());
+};
+
 #[cfg(all(test, feature = "accounting"))]
 #[path = "clock_tests.rs"]
 mod tests;
+
+#[cfg(all(test, feature = "accounting"))]
+#[path = "vvar_tests.rs"]
+mod vvar_tests;
 
 #[cfg(all(test, not(feature = "accounting")))]
 #[path = "clock_off_tests.rs"]
