@@ -41,7 +41,10 @@ impl Sched {
         let (prev, next) = (self.hot(sw.prev), self.hot(sw.next));
         let (Some(prev), Some(next)) = (prev, next) else { panic!("a runnable task has no scheduler state") };
         let threads = (Arc::clone(&prev.thread), Arc::clone(&next.thread));
-        state::set_current(next.key);
+        let (key, vvar_slot) = (next.key, next.vvar_slot);
+        state::set_current(key);
+        // Which clock page a user-space reader finds its own (the vvar header).
+        self.vvar.current = vvar_slot;
         Some(threads)
     }
 }
