@@ -18,7 +18,7 @@ use tally_runqueue::{BlockReason, Policy, PrevAction, RunQueue, SchedConfig, Sch
 use tally_taskstats::Counters;
 use tally_tasktable::TaskKey;
 use tally_uapi::errno::ENOMEM;
-use tally_uapi::msa::vvar::{thread_page, VvarHeader, NO_PAGE, VVAR_BASE, VVAR_MAGIC, VVAR_THREADS};
+use tally_uapi::msa::vvar::{thread_page, ThreadClock, VvarHeader, NO_PAGE, VVAR_BASE, VVAR_MAGIC, VVAR_THREADS};
 
 use super::state::{self, slot_of, Hot, Sched, Store, ThreadStart};
 use super::switch::{switch_and_clean, thread_entry};
@@ -261,5 +261,22 @@ pub fn set_scheduler(key: TaskKey, policy: Policy, rt_priority: u32) -> Result<(
     state::with(|s| {
         s.rq.set_scheduler(&mut Store(&mut s.tasks), slot_of(key), policy, rt_priority, hal::tsc::read())
             .map_err(|e| e.errno())
+    })
+}
+
+/// For the self-tests: task `key`'s clock page as its process sees it — read through
+/// `space` at the task's user address, the way its own code would — and the kernel's own
+/// reading of that clock, at one TSC value: (page image, now, `snapshot(now)`). `None` if
+/// the task has no page there.
+pub fn clock_page_reading(key: TaskKey, space: &AddressSpace) -> Option<(ThreadClock, u64, MsaTimes)> {
+    state::with(|s| {
+        let hot = s.hot(slot_of(key))?;
+        if hot.vvar_slot == NO_PAGE {
+            return None;
+        }
+        let mut bytes = [0u8; core::mem::size_of::<ThreadClock>()];
+        space.read(thread_page(hot.vvar_slot), &mut bytes).ok()?;
+        let now = hal::tsc::read();
+        Some((ThreadClock::from_bytes(&bytes), now, hot.clock.snapshot(now)))
     })
 }

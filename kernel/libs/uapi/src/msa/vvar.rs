@@ -88,6 +88,20 @@ pub struct ThreadClock {
     pub clocks: [u64; NR_MICROSTATES],
 }
 
+impl VvarHeader {
+    /// The header's bytes as a structure (see [`ThreadClock::from_bytes`]).
+    pub fn from_bytes(b: &[u8; core::mem::size_of::<VvarHeader>()]) -> VvarHeader {
+        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        VvarHeader {
+            magic: u32_at(0),
+            current: u32_at(4),
+            tsc_hz: u64::from_le_bytes(core::array::from_fn(|k| b[8 + k])),
+            accounting: u32_at(16),
+            _reserved: u32_at(20),
+        }
+    }
+}
+
 impl ThreadClock {
     /// The clocks in TSC ticks at TSC `now`: the settled clocks plus the open span of the
     /// current state — `MsaClock::snapshot(now)` computed from the page. (A state number
@@ -98,6 +112,19 @@ impl ThreadClock {
             *c = c.wrapping_add(now.saturating_sub(self.last_change));
         }
         t
+    }
+
+    /// The page's bytes as a structure (little-endian, as the CPU stores them): how a
+    /// kernel test reads a page through a process's mapping.
+    pub fn from_bytes(b: &[u8; core::mem::size_of::<ThreadClock>()]) -> ThreadClock {
+        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let u64_at = |i: usize| u64::from_le_bytes(core::array::from_fn(|k| b[i + k]));
+        ThreadClock {
+            seq: u32_at(0),
+            state: u32_at(4),
+            last_change: u64_at(8),
+            clocks: core::array::from_fn(|k| u64_at(16 + 8 * k)),
+        }
     }
 
     /// The current state, if the number is one.
@@ -125,6 +152,28 @@ mod tests {
         assert_eq!(c.ticks_at(90)[1], 0, "a `now` before the last change adds nothing");
         c.state = 99;
         assert_eq!(c.ticks_at(130), c.clocks, "an unknown state adds nothing");
+    }
+
+    #[test]
+    fn from_bytes_reads_the_repr_c_layout() {
+        let mut b = [0u8; core::mem::size_of::<ThreadClock>()];
+        b[0] = 6; // seq
+        b[4] = 3; // state
+        b[8..16].copy_from_slice(&0x1122_3344_5566_7788u64.to_le_bytes());
+        b[16 + 8 * 12..].copy_from_slice(&9u64.to_le_bytes());
+        let c = ThreadClock::from_bytes(&b);
+        assert_eq!((c.seq, c.state, c.last_change), (6, 3, 0x1122_3344_5566_7788));
+        assert_eq!((c.clocks[0], c.clocks[12]), (0, 9));
+        assert_eq!(c.microstate(), Some(MicroState::InterruptibleSleep));
+        assert_eq!(core::mem::offset_of!(ThreadClock, clocks), 16);
+        let mut h = [0u8; core::mem::size_of::<VvarHeader>()];
+        h[..4].copy_from_slice(&VVAR_MAGIC.to_le_bytes());
+        h[4..8].copy_from_slice(&NO_PAGE.to_le_bytes());
+        h[8..16].copy_from_slice(&1_000_000_000u64.to_le_bytes());
+        h[16] = 1;
+        let h = VvarHeader::from_bytes(&h);
+        assert_eq!((h.magic, h.current, h.tsc_hz, h.accounting), (VVAR_MAGIC, NO_PAGE, 1_000_000_000, 1));
+        assert_eq!(core::mem::offset_of!(VvarHeader, tsc_hz), 8);
     }
 
     #[test]
