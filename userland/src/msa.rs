@@ -10,19 +10,28 @@
 //! The memory changes behind the compiler's back (the kernel writes it whenever the thread
 //! changes state — an interrupt is enough), so every load is a *volatile* read through the
 //! `volatile` crate: the compiler may neither cache a value across the loop nor drop or
-//! merge a read. A read is consistent when the page's sequence count was even and the same
-//! before and after it ([`read_ticks`]); otherwise the kernel changed the page meanwhile and
-//! the read starts over (counted in [`retries`]): see [`read_consistent`].
+//! merge a read. A read is consistent when the page's sequence count was the same before
+//! and after it; otherwise the kernel changed the page meanwhile and the read starts over
+//! (counted in [`retries`]): see [`read_consistent`].
+//!
+//! What it costs is the conversion: 13 exact divisions, `floor(ticks × 10⁹ / hz)` as the
+//! kernel does them. But the *settled* clocks (all but the running state's) only change when
+//! the sequence count does, so [`ThreadClocks`] keeps their conversion and, while the count
+//! stands, converts one clock per read: the running one, with its open span added.
 
+use core::cell::UnsafeCell;
 use core::ptr::NonNull;
-use core::sync::atomic::{compiler_fence, AtomicU64, Ordering};
+use core::sync::atomic::{compiler_fence, AtomicBool, AtomicU64, Ordering};
 use tally_clock::TscClock;
-use tally_uapi::msa::vvar::{thread_page, ThreadClock, VvarHeader, VVAR_BASE, VVAR_THREADS};
+use tally_uapi::msa::vvar::{thread_page, ThreadClock, VvarHeader, NO_PAGE, VVAR_BASE, VVAR_THREADS};
 use tally_uapi::msa::{ClkT, MSA_THREAD, NR_MICROSTATES};
 use volatile::access::ReadOnly;
 use volatile::{map_field, VolatilePtr};
 
 use crate::{sys, Errno};
+
+/// A clock page, read through volatile pointers.
+type Page = VolatilePtr<'static, ThreadClock, ReadOnly>;
 
 /// Reads that saw the page change and started over (for tests: a retry must happen).
 static RETRIES: AtomicU64 = AtomicU64::new(0);
@@ -42,7 +51,7 @@ fn header() -> VolatilePtr<'static, VvarHeader, ReadOnly> {
 }
 
 /// The clock page of the thread in slot `slot` (`slot < VVAR_THREADS`, named by the header).
-fn thread_clock(slot: u32) -> VolatilePtr<'static, ThreadClock, ReadOnly> {
+fn clock_page(slot: u32) -> Page {
     // SAFETY: the header names the slot of the running thread only when that thread's page
     // is mapped (NO_PAGE otherwise, refused by the caller); it stays mapped, read-only, as
     // long as the thread lives — and the thread reading it is alive. Page-aligned.
@@ -61,46 +70,31 @@ fn rdtsc_ordered() -> u64 {
 
 /// Clock `i` (< 13) of a clock page.
 #[inline(always)]
-fn clock_at(page: VolatilePtr<'_, ThreadClock, ReadOnly>, i: usize) -> VolatilePtr<'_, u64, ReadOnly> {
+fn clock_at(page: Page, i: usize) -> VolatilePtr<'static, u64, ReadOnly> {
     debug_assert!(i < NR_MICROSTATES);
     // SAFETY: `clocks` is an array of NR_MICROSTATES u64 inside the page and `i` is below
     // that (every caller indexes with a bound of NR_MICROSTATES): the pointer stays in it.
     unsafe { map_field!(page.clocks).map(|p| NonNull::new_unchecked(p.as_ptr().cast::<u64>().add(i))) }
 }
 
-/// Read a clock page consistently: call `read(page, now)` — which must only read the page
-/// and may be called more than once — between two loads of the sequence count, with `now`
-/// a TSC value taken inside the same window, until the count was even and did not move.
-/// Returns what the last, consistent `read` returned.
+/// Read a clock page consistently: call `read(page, now, seq)` — which must only read the
+/// page (and its own memory) and may be called more than once — between two loads of the
+/// sequence count `seq`, with `now` a TSC value taken inside the same window, until the
+/// count did not move. Returns what the last, consistent `read` returned.
 #[inline(always)]
-pub fn read_consistent<R>(
-    page: VolatilePtr<'_, ThreadClock, ReadOnly>,
-    mut read: impl FnMut(VolatilePtr<'_, ThreadClock, ReadOnly>, u64) -> R,
-) -> R {
+pub fn read_consistent<R>(page: Page, mut read: impl FnMut(Page, u64, u32) -> R) -> R {
     loop {
         let seq = map_field!(page.seq).read();
-        // The loads below stay below this one: the kernel increments `seq` before it
-        // touches the fields, and again after.
-        compiler_fence(Ordering::Acquire);
-        let r = read(page, rdtsc_ordered());
-        compiler_fence(Ordering::Acquire);
-        if seq & 1 == 0 && map_field!(page.seq).read() == seq {
+        // The loads of `read` stay between the two loads of the count (volatile accesses
+        // are not reordered with each other; the fences also keep the TSC read inside).
+        compiler_fence(Ordering::SeqCst);
+        let r = read(page, rdtsc_ordered(), seq);
+        compiler_fence(Ordering::SeqCst);
+        if map_field!(page.seq).read() == seq {
             return r;
         }
         RETRIES.fetch_add(1, Ordering::Relaxed);
     }
-}
-
-/// A consistent copy of a clock page and the TSC value read with it.
-pub fn read_page(page: VolatilePtr<'_, ThreadClock, ReadOnly>) -> (ThreadClock, u64) {
-    read_consistent(page, |p, now| (p.read(), now))
-}
-
-/// The user address of the calling thread's clock page, if it has one (for tests).
-pub fn own_page_address() -> Option<u64> {
-    let h = header();
-    let slot = map_field!(h.current).read();
-    (slot < VVAR_THREADS).then(|| tally_uapi::msa::vvar::thread_page(slot))
 }
 
 /// What the header says of the calling thread's clocks.
@@ -108,9 +102,9 @@ enum Own {
     /// It has no page: ask the kernel.
     NoPage,
     /// Accounting is compiled out: every clock reads 0.
-    Off(u64),
-    /// Its page, and the TSC frequency.
-    Page(VolatilePtr<'static, ThreadClock, ReadOnly>, u64),
+    Off,
+    /// Its slot and page, and the TSC frequency.
+    Page(u32, Page, u64),
 }
 
 #[inline(always)]
@@ -120,63 +114,162 @@ fn own_page() -> Own {
     if slot >= VVAR_THREADS {
         return Own::NoPage;
     }
-    let hz = map_field!(h.tsc_hz).read();
     if map_field!(h.accounting).read() == 0 {
-        return Own::Off(hz);
+        return Own::Off;
     }
-    Own::Page(thread_clock(slot), hz)
+    Own::Page(slot, clock_page(slot), map_field!(h.tsc_hz).read())
+}
+
+/// The user address of the calling thread's clock page, if it has one (for tests).
+pub fn own_page_address() -> Option<u64> {
+    let h = header();
+    let slot = map_field!(h.current).read();
+    (slot < VVAR_THREADS).then(|| thread_page(slot))
 }
 
 /// The calling thread's clock page image and the TSC value it was read at, with the TSC
 /// frequency; `None` if it has no clock page. With accounting compiled out of the kernel
 /// the image is all zero (so every clock reads 0, as the system call reports).
 pub fn own_clock_page() -> Option<(ThreadClock, u64, u64)> {
-    let zero = ThreadClock { seq: 0, state: 0, last_change: 0, clocks: [0; NR_MICROSTATES] };
     match own_page() {
         Own::NoPage => None,
-        Own::Off(hz) => Some((zero, rdtsc_ordered(), hz)),
-        Own::Page(page, hz) => {
-            let (image, now) = read_page(page);
+        Own::Off => {
+            let zero = ThreadClock { seq: 0, state: 0, last_change: 0, clocks: [0; NR_MICROSTATES] };
+            let h = header();
+            Some((zero, rdtsc_ordered(), map_field!(h.tsc_hz).read()))
+        }
+        Own::Page(_, page, hz) => {
+            let (image, now) = read_consistent(page, |p, now, _| (p.read(), now));
             Some((image, now, hz))
         }
     }
 }
 
+/// The calling thread's clocks in nanoseconds, read from its page, with the conversion of
+/// the settled clocks kept from one read to the next (see the module documentation). The
+/// numbers are exactly what `msa(MSA_THREAD)` would report at the TSC value of the read.
+pub struct ThreadClocks {
+    /// (slot, sequence count) of the page the settled values in `ns` were converted from;
+    /// `NO_PAGE`: none yet.
+    slot: u32,
+    seq: u32,
+    ns: [ClkT; NR_MICROSTATES],
+}
+
+impl Default for ThreadClocks {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ThreadClocks {
+    pub const fn new() -> Self {
+        ThreadClocks { slot: NO_PAGE, seq: 0, ns: [0; NR_MICROSTATES] }
+    }
+
+    /// The calling thread's 13 clocks now; `None` if it has no clock page. With accounting
+    /// compiled out of the kernel every clock is 0.
+    #[inline]
+    pub fn read(&mut self) -> Option<&[ClkT; NR_MICROSTATES]> {
+        let (slot, page, hz) = match own_page() {
+            Own::NoPage => return None,
+            Own::Off => {
+                *self = Self::new();
+                return Some(&self.ns);
+            }
+            Own::Page(slot, page, hz) => (slot, page, hz),
+        };
+        loop {
+            let seq = map_field!(page.seq).read();
+            compiler_fence(Ordering::SeqCst);
+            if self.slot != slot || self.seq != seq {
+                // The settled clocks changed (or another thread's are cached): convert them
+                // all, then read again.
+                self.convert_settled(slot, page, hz);
+                continue;
+            }
+            // Only the running state's clock moves while the count stands: its settled
+            // ticks plus the open span, converted as one (the conversion rounds down, so
+            // it is not the sum of two conversions).
+            let now = rdtsc_ordered();
+            let state = map_field!(page.state).read() as usize;
+            let last = map_field!(page.last_change).read();
+            let ticks = if state < NR_MICROSTATES { clock_at(page, state).read() } else { 0 };
+            compiler_fence(Ordering::SeqCst);
+            if map_field!(page.seq).read() != seq {
+                RETRIES.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            if let Some(t) = self.ns.get_mut(state) {
+                *t = TscClock::new(hz, 0).ticks_to_ns(ticks.wrapping_add(now.saturating_sub(last)));
+            }
+            return Some(&self.ns);
+        }
+    }
+
+    /// Convert every clock of `page` (slot `slot`) as it stands, and remember for which
+    /// sequence count: the slow path of [`ThreadClocks::read`], once per state change.
+    #[cold]
+    #[inline(never)]
+    fn convert_settled(&mut self, slot: u32, page: Page, hz: u64) {
+        let clock = TscClock::new(hz, 0);
+        let ns = &mut self.ns;
+        self.seq = read_consistent(page, |p, _, seq| {
+            // Zero ticks are zero nanoseconds without a division (most clocks are zero).
+            for (i, t) in ns.iter_mut().enumerate() {
+                let ticks = clock_at(p, i).read();
+                *t = if ticks == 0 { 0 } else { clock.ticks_to_ns(ticks) };
+            }
+            seq
+        });
+        self.slot = slot;
+    }
+}
+
+/// The process's [`ThreadClocks`] for [`msa`], taken by whichever thread gets `busy` (a
+/// thread that finds it taken — another thread preempted inside [`msa`], or a signal handler
+/// — reads without it). Its cache is per slot, so threads taking turns convert afresh.
+struct Shared {
+    busy: AtomicBool,
+    clocks: UnsafeCell<ThreadClocks>,
+}
+
+// SAFETY: `clocks` is only accessed by the thread that set `busy` (an atomic swap) and until
+// it clears it again, so never by two threads at once.
+unsafe impl Sync for Shared {}
+
+static SHARED: Shared = Shared { busy: AtomicBool::new(false), clocks: UnsafeCell::new(ThreadClocks::new()) };
+
 /// Fill `timers` with the calling thread's first `timers.len()` (at most 13) clocks in
 /// nanoseconds, from its clock page: exactly what `msa(MSA_THREAD)` would report at the
 /// same TSC value (the same conversion, `TscClock::ticks_to_ns`, of the same ticks). False
 /// (and nothing written) if the thread has no page or `timers` is longer than 13.
-///
-/// The conversion runs inside the read window, straight from the page into `timers`, so
-/// nothing is copied twice; the running state's clock is converted once more at the end,
-/// with the open span added (cheaper than a comparison for each clock).
 #[inline]
 pub fn thread_ns(timers: &mut [ClkT]) -> bool {
     if timers.len() > NR_MICROSTATES {
         return false;
     }
-    let (page, hz) = match own_page() {
-        Own::NoPage => return false,
-        Own::Off(_) => {
-            timers.fill(0);
-            return true;
-        }
-        Own::Page(page, hz) => (page, hz),
+    let copy = |ns: &[ClkT; NR_MICROSTATES]| match <&mut [ClkT; NR_MICROSTATES]>::try_from(&mut *timers) {
+        Ok(all) => copy_all(all, ns),
+        Err(_) => timers.copy_from_slice(&ns[..timers.len()]),
     };
-    let clock = TscClock::new(hz, 0);
-    read_consistent(page, |p, now| {
-        for (i, t) in timers.iter_mut().enumerate() {
-            let ticks = clock_at(p, i).read();
-            // Zero ticks are zero nanoseconds without a division (most clocks are zero).
-            *t = if ticks == 0 { 0 } else { clock.ticks_to_ns(ticks) };
-        }
-        let state = map_field!(p.state).read() as usize;
-        if let Some(t) = timers.get_mut(state) {
-            let span = now.saturating_sub(map_field!(p.last_change).read());
-            *t = clock.ticks_to_ns(clock_at(p, state).read().wrapping_add(span));
-        }
-    });
-    true
+    if !SHARED.busy.swap(true, Ordering::Acquire) {
+        // SAFETY: `busy` was clear and is now ours: no other access to `clocks` until we
+        // clear it (see `Shared`).
+        let clocks = unsafe { &mut *SHARED.clocks.get() };
+        let ok = clocks.read().map(copy).is_some();
+        SHARED.busy.store(false, Ordering::Release);
+        ok
+    } else {
+        ThreadClocks::new().read().map(copy).is_some()
+    }
+}
+
+/// All 13 clocks (the common request) as a fixed-size copy, a few vector moves: kept out of
+/// line so that the compiler does not fold it with the partial copy into a call to `memcpy`.
+#[inline(never)]
+fn copy_all(to: &mut [ClkT; NR_MICROSTATES], from: &[ClkT; NR_MICROSTATES]) {
+    *to = *from;
 }
 
 /// The runtime's `msa(which, timers)`: the system call's contract (`tally_uapi::msa`), with

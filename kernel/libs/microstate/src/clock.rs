@@ -22,8 +22,8 @@
 //! needs (`seq`, `state`, `last_change`, `clocks`) come first, in the layout of
 //! `tally_uapi::msa::vvar::ThreadClock` (checked at compile time below), and the kernel
 //! keeps each user thread's clock in a page mapped read-only into its process. `switch`
-//! brackets its stores with two increments of `seq`, so that a reader interrupted by a
-//! change sees the count move and reads again (see `docs/microstate-accounting.md`).
+//! increments `seq`, so that a reader interrupted by a change sees the count move and
+//! reads again (see `docs/microstate-accounting.md`).
 //!
 //! Callers: the scheduler (`tally-runqueue`) on sleeps, wake-ups and context switches;
 //! [`crate::IrqAccounting`] on interrupt entry and exit; the kernel's system-call and trap
@@ -31,8 +31,6 @@
 //! which reads [`MsaClock::snapshot`].
 
 use crate::delay::DelayStats;
-#[cfg(feature = "accounting")]
-use core::sync::atomic::{compiler_fence, Ordering};
 #[cfg(feature = "accounting")]
 use crate::delay::{DelayEpisodes, DELAY_CLASS, NR_DELAY_CLASSES};
 use tally_uapi::msa::vvar::ThreadClock;
@@ -50,7 +48,12 @@ pub type MsaTimes = [u64; NR_MICROSTATES];
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsaClock {
-    /// Sequence count for user-space readers: odd while `switch` changes the fields below.
+    /// Sequence count for user-space readers: one more at every `switch`. The reader is
+    /// the thread itself, and on one CPU it never runs while the kernel changes its clock
+    /// (the kernel runs *instead* of it: an interrupt, a system call, a switch), so every
+    /// change looks atomic to it; what it can see is a change *between* two of its loads,
+    /// and a moved count says so. (Linux's seqcounts are odd during a change, for readers
+    /// on other CPUs; that would be two increments here, and fences.)
     #[cfg(feature = "accounting")]
     seq: u32,
     #[cfg(feature = "accounting")]
@@ -122,10 +125,9 @@ impl MsaClock {
     pub fn switch(&mut self, now: u64, new: MicroState) {
         #[cfg(feature = "accounting")]
         {
-            // A user-space reader of this clock (the vvar page) retries if `seq` moved or
-            // is odd; the fences keep the compiler from moving stores across the counts.
+            // A user-space reader of this clock (its vvar page) retries if `seq` moved while
+            // it read: see the comment on `seq`.
             self.seq = self.seq.wrapping_add(1);
-            compiler_fence(Ordering::Release);
             // BEGIN LAB 1: charge the time since the last change to the state being left (never when `now` went backwards)
             // STUB: let _ = now;
             if now > self.last_change {
@@ -139,8 +141,6 @@ impl MsaClock {
                 self.delay_boundary(from, to);
             }
             self.state = new;
-            compiler_fence(Ordering::Release);
-            self.seq = self.seq.wrapping_add(1);
         }
     }
 

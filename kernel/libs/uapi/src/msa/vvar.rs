@@ -74,11 +74,11 @@ pub struct VvarHeader {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadClock {
-    /// Sequence count: odd while the kernel changes the fields below, incremented before
-    /// and after every change. A reader reads it, the fields, and it again; if it changed
-    /// (the reader was interrupted and the kernel charged a transition meanwhile — the
-    /// interrupt itself is one) or was odd, the fields may be a mix of two states and the
-    /// reader starts over.
+    /// Sequence count: one more at every change of the fields below. A reader reads it,
+    /// the fields, and it again; if it moved (the reader was interrupted and the kernel
+    /// charged a transition meanwhile — the interrupt itself is one), the fields may be a
+    /// mix of two states and the reader starts over. The reader is the thread itself, which
+    /// never runs while the kernel changes its clock, so a change is never seen half done.
     pub seq: u32,
     /// The microstate the thread is in ([`MicroState`] number).
     pub state: u32,
