@@ -148,16 +148,8 @@ pub fn admit(key: TaskKey, entity: SchedEntity, user: bool, new: NewThread, star
         Some(space) => Sched::map_clock_page(space, &mut clock, key.index()),
         None => NO_PAGE,
     };
-    let hot = Hot {
-        se,
-        clock,
-        vvar_slot,
-        killed: false,
-        thread,
-        start: Some(start),
-        counters: Counters::default(),
-        key,
-    };
+    let hot =
+        Hot { se, clock, vvar_slot, killed: false, thread, start: Some(start), counters: Counters::default(), key };
     state::with(|s| {
         let i = key.index() as usize;
         if s.tasks.len() <= i {

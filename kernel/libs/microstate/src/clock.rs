@@ -204,12 +204,7 @@ impl MsaClock {
     pub fn user_view(&self) -> ThreadClock {
         #[cfg(feature = "accounting")]
         {
-            ThreadClock {
-                seq: self.seq,
-                state: self.state as u32,
-                last_change: self.last_change,
-                clocks: self.clocks,
-            }
+            ThreadClock { seq: self.seq, state: self.state as u32, last_change: self.last_change, clocks: self.clocks }
         }
         #[cfg(not(feature = "accounting"))]
         {
@@ -253,7 +248,7 @@ impl MsaClock {
     pub fn snapshot_as_if_switched(&self, at: u64, state: MicroState, now: u64) -> MsaTimes {
         #[cfg(feature = "accounting")]
         {
-            let mut shadow = self.clone();
+            let mut shadow = *self;
             shadow.switch(at, state);
             shadow.snapshot(now)
         }
@@ -291,7 +286,7 @@ impl MsaClock {
     pub fn delays_as_if_switched(&self, at: u64, state: MicroState, now: u64) -> DelayStats {
         #[cfg(feature = "accounting")]
         {
-            let mut shadow = self.clone();
+            let mut shadow = *self;
             shadow.switch(at, state);
             shadow.delays(now)
         }

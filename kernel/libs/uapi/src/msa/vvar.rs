@@ -136,6 +136,7 @@ impl ThreadClock {
 const _: () = assert!(core::mem::size_of::<VvarHeader>() == 24);
 const _: () = assert!(core::mem::size_of::<ThreadClock>() == 16 + 8 * NR_MICROSTATES);
 const _: () = assert!(VVAR_BASE.is_multiple_of(PAGE) && VVAR_BASE > crate::layout::USER_IMAGE_BASE);
+const _: () = assert!(VVAR_BASE == 0x0000_0fff_feff_f000); // as the layout pictures show it
 
 #[cfg(test)]
 mod tests {
