@@ -9,7 +9,9 @@
 //! USR and SYS of the call lie between the two page reads' (6, 7), the page's clocks grew
 //! by exactly the TSC ticks between its two reads (8), and the call moved the sequence
 //! count by at least its two transitions (9); the runtime's `msa()` reads the page (10) and
-//! fills only what it is given (11); a read interrupted by the timer is retried (12).
+//! fills only what it is given (11); the same bracket through the runtime's `msa()`, whose
+//! conversion of the settled clocks is kept while the count stands (14); a read interrupted
+//! by the timer is retried (12).
 //! Without accounting every clock is 0 (13). Exit status: the number of the failed check.
 //!
 //! `write`: writes to its own clock page — the page is read-only, so the process must die
@@ -87,6 +89,29 @@ fn main() -> i32 {
     let mut t = [u64::MAX; NR_MICROSTATES];
     expect_ok(tally_rt::msa::msa(MSA_THREAD, &mut t[..3]), 0, 11);
     check(t[3..].iter().all(|&v| v == u64::MAX) && t[USR] != u64::MAX, 11);
+
+    // The same bracket through the runtime's msa() (its cached conversion of the settled
+    // clocks, refreshed when the count moves): warm it, then read, call, read.
+    let mut warm = [0u64; NR_MICROSTATES];
+    expect_ok(tally_rt::msa::msa(MSA_THREAD, &mut warm), 0, 14);
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        if tries > 1000 {
+            fail(14);
+        }
+        let (mut a, mut s, mut b) = ([0u64; NR_MICROSTATES], [0u64; NR_MICROSTATES], [0u64; NR_MICROSTATES]);
+        expect_ok(tally_rt::msa::msa(MSA_THREAD, &mut a), 0, 14);
+        expect_ok(sys::msa(MSA_THREAD, &mut s), 0, 14);
+        expect_ok(tally_rt::msa::msa(MSA_THREAD, &mut b), 0, 14);
+        let others = |i: &usize| *i != USR && *i != SYS;
+        if (0..NR_MICROSTATES).filter(others).all(|i| a[i] == b[i]) {
+            check((0..NR_MICROSTATES).filter(others).all(|i| a[i] == s[i]), 14);
+            check(a[USR] <= s[USR] && s[USR] <= b[USR] && a[SYS] <= s[SYS] && s[SYS] <= b[SYS], 14);
+            check(!accounting || b[SYS] > a[SYS], 14); // the cache saw the call's SYS time
+            break;
+        }
+    }
 
     // Read until the timer interrupts a read (it moves the count mid-read): for up to 5 s.
     if accounting {
