@@ -24,6 +24,8 @@
 //! * The panic handler: prints `NAME: panic: MESSAGE at FILE:LINE` and exits with 101.
 //! * [`fs`]: files on `/var` the way a C library wraps them: a descriptor closed on drop,
 //!   whole-file reads, directory listings from `getdents64`.
+//! * [`msa`]: the runtime's `msa()`, which reads the calling thread's own clocks
+//!   (`MSA_THREAD`) from the page the kernel maps for it (the vvar), without a system call.
 //! * [`fixture`]: what the kernel self-tests' ring-3 fixtures (`userland/src/test/`, packed
 //!   as `/test/NAME`) share: numbered checks and the result area.
 //!
@@ -39,9 +41,10 @@
 //! }
 //! ```
 //!
-//! `unsafe` lives in four modules only: [`start`] (reading the initial stack), [`sys`]
+//! `unsafe` lives in five modules only: [`start`] (reading the initial stack), [`sys`]
 //! (the `syscall` instruction, and [`sys::Mapping`]'s view of mapped memory), [`heap`]
-//! (handing out raw memory) and [`thread`] (giving a fresh stack to a new thread).
+//! (handing out raw memory), [`thread`] (giving a fresh stack to a new thread) and [`msa`]
+//! (the kernel's read-only clock pages, and `rdtsc`).
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -54,6 +57,7 @@ pub mod fixture;
 pub mod fs;
 pub mod heap;
 pub mod io;
+pub mod msa;
 mod panic;
 pub mod process;
 pub mod rand;

@@ -94,8 +94,8 @@ pub const PAIRS: [Pair; 9] = [
     Pair {
         label: "thread CPU clock: clock_gettime(THREAD_CPUTIME) / msa(MSA_THREAD)",
         linux: Measure::One("clock_thread", 0),
-        // Tally's `ubench` has no MSA_THREAD mode yet (issue #15, part 3).
-        tally: None,
+        // `ubench msathread`: read from the thread's vvar page, no system call.
+        tally: Some(Measure::One("msa_thread", 0)),
     },
     Pair {
         label: "taskstats GET by pid, round trip",
@@ -164,7 +164,12 @@ pub fn parse(serial: &str) -> Result<Vec<LinuxSample>, String> {
 
 /// Pair the Linux samples with Tally's (accounting compiled in), one row per [`PAIRS`] entry.
 pub fn compare(linux: &[LinuxSample], tally: &[Sample]) -> Vec<Row> {
-    PAIRS
+    compare_pairs(&PAIRS, linux, tally)
+}
+
+/// [`compare`] over the rows `pairs`.
+fn compare_pairs(pairs: &[Pair], linux: &[LinuxSample], tally: &[Sample]) -> Vec<Row> {
+    pairs
         .iter()
         .map(|p| {
             let l =
@@ -391,6 +396,7 @@ mod tests {
         ];
         let tally = [
             tally("null_syscall", 0, 310.0),
+            tally("msa_thread", 0, 50.0),
             tally("taskstats_exit", 0, 24_000.0),
             tally("taskstats_exit", 1, 30_000.0),
         ];
@@ -402,11 +408,11 @@ mod tests {
         assert_eq!((getpid.linux_ns_per_op, getpid.tally_ns_per_op), (Some(310.0), Some(310.0)));
         assert_eq!(getpid.linux_over_tally, Some(1.0));
 
-        // Tally has no MSA_THREAD benchmark: "not measured", no ratio.
+        // MSA_THREAD read from the vvar page against Linux's system call.
         let thread = row("thread CPU clock");
-        assert_eq!((thread.linux_ns_per_op, thread.tally_ns_per_op), (Some(763.0), None));
-        assert!(thread.tally_not_measured);
-        assert_eq!(thread.linux_over_tally, None);
+        assert_eq!((thread.linux_ns_per_op, thread.tally_ns_per_op), (Some(763.0), Some(50.0)));
+        assert!(!thread.tally_not_measured);
+        assert_eq!(thread.linux_over_tally, Some(763.0 / 50.0));
 
         // A difference of two rows on each side: 110,000 − 100,000 and 30,000 − 24,000.
         let extra = row("an exit's extra cost");
@@ -418,8 +424,15 @@ mod tests {
         assert_eq!((tsget.linux_ns_per_op, tsget.tally_ns_per_op, tsget.linux_over_tally), (None, None, None));
 
         let text = table("linux-image-x 1", &rows);
-        assert!(text.contains("not measured"), "{text}");
         assert_eq!(text.lines().count(), 2 + PAIRS.len());
+
+        // A row Tally has no benchmark for: "not measured", no ratio.
+        let none = [Pair { label: "only on Linux", linux: Measure::One("clock_thread", 0), tally: None }];
+        let rows = compare_pairs(&none, &linux, &tally);
+        assert_eq!((rows[0].linux_ns_per_op, rows[0].tally_ns_per_op), (Some(763.0), None));
+        assert!(rows[0].tally_not_measured);
+        assert_eq!(rows[0].linux_over_tally, None);
+        assert!(table("linux-image-x 1", &rows).contains("not measured"));
     }
 
     #[test]

@@ -52,7 +52,6 @@ pub struct Prot {
 }
 
 impl Prot {
-    #[allow(dead_code)] // for loaders: read-only data segments
     pub const READ: Prot = Prot { write: false, exec: false };
     pub const READ_WRITE: Prot = Prot { write: true, exec: false };
     pub const READ_EXEC: Prot = Prot { write: false, exec: true };
@@ -129,6 +128,11 @@ unsafe fn table_at<'a>(phys: u64) -> &'a mut PageTable {
 
 /// Parent entries of the user half allow everything; the leaf decides (the CPU ANDs the
 /// permission bits of all four levels).
+/// A leaf entry mapping a frame the space does not own: a [`crate::shared_page::SharedPage`]
+/// (one of the bits the CPU leaves to the OS). Such a frame is never freed nor counted as
+/// the process's memory here, and its protection never changes; its owner unmaps it.
+const SHARED: PageTableFlags = PageTableFlags::BIT_9;
+
 const PARENT_FLAGS: PageTableFlags =
     PageTableFlags::PRESENT.union(PageTableFlags::WRITABLE).union(PageTableFlags::USER_ACCESSIBLE);
 
@@ -218,8 +222,40 @@ impl AddressSpace {
         })
     }
 
+    /// Map the frame of a shared page (owned elsewhere) at user page `va`: readable by user
+    /// code, not writable, not executable.
+    pub(crate) fn map_shared_frame(&self, va: u64, phys: u64) -> Result<(), SpaceError> {
+        Self::check(va)?;
+        paging::with_lock(|| {
+            let mut frames = crate::frames::lock();
+            // SAFETY: the page-table lock is held (with_lock).
+            let entry = unsafe { self.leaf(va, Some(&mut frames))? };
+            if !entry.is_unused() {
+                return Err(SpaceError::AlreadyMapped);
+            }
+            entry.set_addr(PhysAddr::new(phys), Prot::READ.flags() | SHARED);
+            Ok(())
+        })
+    }
+
+    /// Unmap user page `va` if it maps shared frame `phys` (else leave it: the space was
+    /// cleared, or the address reused since). The frame is not freed: its owner does that.
+    pub(crate) fn unmap_shared_frame(&self, va: u64, phys: u64) {
+        if Self::check(va).is_err() {
+            return;
+        }
+        paging::with_lock(|| {
+            // SAFETY: the page-table lock is held.
+            let Ok(entry) = (unsafe { self.leaf(va, None) }) else { return };
+            if entry.flags().contains(SHARED) && entry.addr().as_u64() == phys {
+                entry.set_unused();
+                self.flush(va);
+            }
+        })
+    }
+
     /// Unmap every page mapped in `[start, end)` (page-aligned user addresses) and free
-    /// their frames; returns how many. Walks only the page tables that exist, so a huge,
+    /// their frames; returns how many. Shared pages (the vvar area) stay. Walks only the page tables that exist, so a huge,
     /// sparsely touched range costs what is mapped in it, not its size. Emptied page
     /// tables stay until the space is cleared.
     pub fn unmap_range(&self, start: u64, end: u64) -> u64 {
@@ -252,7 +288,9 @@ impl AddressSpace {
                     continue;
                 }
                 let lo = base + i as u64 * span;
-                if depth == 3 {
+                if depth == 3 && e.flags().contains(SHARED) {
+                    continue;
+                } else if depth == 3 {
                     frames.free(e.addr().as_u64());
                     e.set_unused();
                     *freed += 1;
@@ -280,7 +318,7 @@ impl AddressSpace {
         paging::with_lock(|| {
             // SAFETY: the page-table lock is held.
             let Ok(entry) = (unsafe { self.leaf(va, None) }) else { return false };
-            if entry.is_unused() {
+            if entry.is_unused() || entry.flags().contains(SHARED) {
                 return false;
             }
             let phys = entry.addr();
@@ -390,6 +428,7 @@ impl AddressSpace {
 
     /// Visit every frame of the user half bottom-up: `visit(phys, is_leaf_page)` for each
     /// mapped page and then for each page table below the root; with `clear`, unlink them.
+    /// Shared pages are not the space's: unlinked with `clear`, never visited.
     /// Call with the page-table lock held.
     fn walk_user(&self, visit: &mut dyn FnMut(u64, bool), clear: bool) {
         fn level(
@@ -408,7 +447,9 @@ impl AddressSpace {
                     continue;
                 }
                 let child = e.addr().as_u64();
-                if depth == 3 {
+                if depth == 3 && e.flags().contains(SHARED) {
+                    // Not ours: unlinked below with `clear`, never freed nor counted.
+                } else if depth == 3 {
                     visit(child, true);
                 } else if !e.flags().contains(PageTableFlags::HUGE_PAGE) {
                     level(child, depth + 1, visit, clear, 0..512);

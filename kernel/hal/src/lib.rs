@@ -47,6 +47,7 @@ pub mod pit;
 pub mod qemu;
 pub mod rtc;
 pub mod serial;
+pub mod shared_page;
 pub mod syscall_entry;
 pub mod testing;
 pub mod tsc;

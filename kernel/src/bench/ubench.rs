@@ -1,6 +1,8 @@
 //! User-mode benchmarks: `/bin/ubench` (userland/src/bin/ubench.rs) run as processes.
 //!
 //! * `null_syscall` — `getpid()` from ring 3; `msa_self` — `msa(13, MSA_SELF, timers)`;
+//!   `msa_thread` — the runtime's `msa(MSA_THREAD)`, read from the vvar page in ring 3;
+//!   `msa_thread_reader` — the same through a program's own `tally_rt::msa::ThreadClocks`;
 //!   `taskstats_get` — a taskstats `GET PID` round trip over the bus.
 //! * `lat_ctx`, P = 2…96 processes — a user-to-user context switch as LMbench's `lat_ctx`
 //!   measures it: a token passed round a ring of P processes through pipes, each hop a
@@ -49,7 +51,7 @@ fn reap(pids: &[i32]) {
 
 pub fn user(h: &mut Harness) {
     let n = format!("{SYSCALLS}");
-    for mode in ["getpid", "msa"] {
+    for mode in ["getpid", "msa", "msathread", "msathreadr"] {
         if let Some(pid) = spawn(&[mode, &n]) {
             reap(&[pid]);
             h.ran += 1;

@@ -7,8 +7,6 @@
 //! (`user.rs`) drop to ring 3. [`init`] makes the first two tasks: the idle task (the boot
 //! thread) and init, pid 1.
 
-use alloc::sync::Arc;
-use hal::context::Thread;
 use tally_tasktable::{CreateKind, TaskKey, TaskTable};
 use tally_uapi::errno::{EAGAIN, EINTR};
 
@@ -89,7 +87,7 @@ pub(super) fn start_task(
     name: &str,
     params: SchedParams,
     payload: Payload,
-    thread: Arc<Thread>,
+    thread: sched::NewThread,
     start: ThreadStart,
     kind: CreateKind,
     exec: bool,

@@ -104,6 +104,8 @@ pub(super) fn exec_current(name: &str, vm: Arc<Vm>, start: (u64, u64, u64)) -> R
         }
     })?;
     let files = Arc::new(FileTable::with_console());
+    // Before anything changes: the one step here that can fail.
+    sched::map_vvar_header(vm.space())?;
     hal::cpu::without_interrupts(|| {
         // From here to ring 3 nothing else runs: the thread, the task and the memory map
         // change as one.

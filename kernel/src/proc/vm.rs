@@ -30,6 +30,7 @@ pub use hal::address_space::{Prot, USER_END};
 pub use tally_uapi::layout::{
     USER_HEAP_MAX, USER_IMAGE_BASE, USER_MIN_ADDR, USER_MMAP_BASE, USER_STACK_GUARD, USER_STACK_MAX, USER_STACK_TOP,
 };
+pub use tally_uapi::msa::vvar::{VVAR_BASE, VVAR_END};
 const _: () = assert!(USER_STACK_GUARD == USER_STACK_TOP - USER_STACK_MAX - PAGE_SIZE);
 /// Most regions a process may have (each `mmap` adds one; Linux's `vm.max_map_count` is
 /// 65530): beyond it `mmap` fails with `ENOMEM`.
@@ -173,14 +174,14 @@ impl Vm {
     /// pages with `prot`, the first `data.len()` bytes are copied in, the rest stays zero
     /// (`.bss`). A page shared with a previous segment keeps its contents and gets both
     /// protections. The heap then starts at the first page after the highest segment.
-    /// Errors: `EINVAL` (range outside `USER_MIN_ADDR..USER_MMAP_BASE`, `data` longer than
+    /// Errors: `EINVAL` (range outside `USER_MIN_ADDR..VVAR_BASE`, `data` longer than
     /// `memsz`), `EEXIST` (overlaps a non-image region), `ENOMEM`.
     pub fn load_segment(&self, vaddr: u64, data: &[u8], memsz: u64, prot: Prot) -> Result<(), i32> {
         if (data.len() as u64) > memsz || memsz == 0 {
             return Err(EINVAL);
         }
         let end = vaddr.checked_add(memsz).ok_or(EINVAL)?;
-        if vaddr < USER_MIN_ADDR || end > USER_MMAP_BASE {
+        if vaddr < USER_MIN_ADDR || end > VVAR_BASE {
             return Err(EINVAL);
         }
         let (start, end) = (page_down(vaddr), page_up(end).ok_or(EINVAL)?);
@@ -318,7 +319,7 @@ impl Vm {
             let Some(new_end) = page_up(addr) else { return m.brk };
             let old_end = page_up(m.brk).unwrap_or(m.brk);
             let others = |v: &Vma| v.kind != VmaKind::Heap && v.overlaps(m.heap_start, new_end);
-            if new_end > old_end && (m.vmas.iter().any(others) || new_end > USER_MMAP_BASE) {
+            if new_end > old_end && (m.vmas.iter().any(others) || new_end > VVAR_BASE) {
                 return m.brk;
             }
             if new_end < old_end {
@@ -385,8 +386,8 @@ impl Vm {
 
     /// `mmap` of anonymous private memory (the request is decoded by the system call):
     /// returns the start of the new region. Errors: `EINVAL` (a fixed address not aligned
-    /// or outside the user range, or a fixed range over the image, heap, stack or the stack's
-    /// guard page), `EEXIST`
+    /// or outside the user range, or a fixed range over the image, heap, stack, the stack's
+    /// guard page or the vvar area), `EEXIST`
     /// (`noreplace` and something is there), `ENOMEM` (no room, too many regions, length
     /// overflows).
     pub fn mmap(&self, req: &MmapRequest, cpu: u64) -> Result<u64, i32> {
@@ -400,6 +401,10 @@ impl Vm {
                 // The guard page is in no region, but mapping it would let a stack overflow
                 // run on into the mapping instead of faulting.
                 if req.addr < USER_STACK_GUARD + PAGE_SIZE && end > USER_STACK_GUARD {
+                    return Err(EINVAL);
+                }
+                // The vvar pages (the kernel's, read-only) are in no region either.
+                if req.addr < VVAR_END && end > VVAR_BASE {
                     return Err(EINVAL);
                 }
                 let mut overlapping = m.vmas.iter().filter(|v| v.overlaps(req.addr, end));

@@ -38,8 +38,8 @@ pub use state::{current, slot_of, ThreadStart};
 pub(crate) use state::{with, Sched};
 pub use switch::{idle_loop, preempt_if_needed, yield_now};
 pub use tasks::{
-    admit, exec_user_space, exit_current, exit_invariant_counts, inherited_params, init, new_thread, release, set_nice,
-    set_scheduler, SchedParams,
+    admit, clock_page_reading, exec_user_space, exit_current, exit_invariant_counts, inherited_params, init,
+    map_vvar_header, new_thread, release, set_nice, set_scheduler, NewThread, SchedParams,
 };
 
 use tally_kstat::IoStats;

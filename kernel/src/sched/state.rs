@@ -12,12 +12,14 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use hal::context::Thread;
+use hal::shared_page::SharedPage;
 use spin::Mutex;
 use tally_kstat::IoStats;
 use tally_microstate::{MsaClock, MsaTimes};
 use tally_runqueue::{RunQueue, SchedEntity, TaskSlot, TaskStore};
 use tally_taskstats::Counters;
 use tally_tasktable::TaskKey;
+use tally_uapi::msa::vvar::VvarHeader;
 
 /// What a new thread runs first, once the scheduler has finished its switch to it:
 /// `body(arg)`, then `exit()` if the body returns.
@@ -32,7 +34,13 @@ pub struct ThreadStart {
 /// accounting hook touches.
 pub struct Hot {
     pub(super) se: SchedEntity,
-    pub(super) clock: MsaClock,
+    /// Its microstate clock, in a page of its own: for a thread of a user process the page
+    /// is also mapped read-only into the process (the vvar area), so that the thread reads
+    /// its clocks without a system call (`tally_uapi::msa::vvar`).
+    pub(super) clock: SharedPage<MsaClock>,
+    /// Where its process finds that page: its slot, or `NO_PAGE` (a kernel thread, or a
+    /// page that could not be mapped). Stored in the vvar header when it gets the CPU.
+    pub(super) vvar_slot: u32,
     /// The task's process is exiting (`exit_group`, a fatal signal): the task must not
     /// return to user mode but exit (`proc/exit.rs`). Kept here, so the check on every return
     /// to user mode is one array index under the lock the microstate switch takes anyway.
@@ -68,6 +76,8 @@ pub struct Sched {
     /// Exits at which invariant (a) was checked, and how many broke it.
     pub(super) exit_checks: u64,
     pub(super) exit_violations: u64,
+    /// The vvar header page, mapped into every user process (`tally_uapi::msa::vvar`).
+    pub(super) vvar: SharedPage<VvarHeader>,
 }
 
 static SCHED: Mutex<Option<Sched>> = Mutex::new(None);
@@ -129,7 +139,7 @@ impl TaskStore for Store<'_> {
     #[inline]
     fn task(&mut self, slot: TaskSlot) -> (&mut SchedEntity, &mut MsaClock) {
         let hot = self.0[slot.0 as usize].as_mut().expect("scheduler named a freed task");
-        (&mut hot.se, &mut hot.clock)
+        (&mut hot.se, &mut *hot.clock)
     }
 }
 

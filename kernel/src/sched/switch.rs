@@ -41,8 +41,12 @@ impl Sched {
         }
         let from = Arc::clone(&prev.thread);
         let Some(next) = self.hot(sw.next) else { panic!("a runnable task has no scheduler state") };
-        state::set_current(next.key);
-        Some((from, Arc::clone(&next.thread)))
+        let (key, vvar_slot) = (next.key, next.vvar_slot);
+        let to = Arc::clone(&next.thread);
+        state::set_current(key);
+        // Which clock page a user-space reader finds its own (the vvar header).
+        self.vvar.current = vvar_slot;
+        Some((from, to))
     }
 }
 

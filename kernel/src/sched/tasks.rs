@@ -11,12 +11,14 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use hal::address_space::AddressSpace;
 use hal::context::Thread;
+use hal::shared_page::SharedPage;
 use tally_kstat::IoStats;
 use tally_microstate::{MicroState, MsaClock, MsaTimes, ACCOUNTING_ENABLED, NR_MICROSTATES};
 use tally_runqueue::{BlockReason, Policy, PrevAction, RunQueue, SchedConfig, SchedEntity, TaskSlot, TaskStore};
 use tally_taskstats::Counters;
 use tally_tasktable::TaskKey;
 use tally_uapi::errno::ENOMEM;
+use tally_uapi::msa::vvar::{thread_page, ThreadClock, VvarHeader, NO_PAGE, VVAR_BASE, VVAR_MAGIC, VVAR_THREADS};
 
 use super::state::{self, slot_of, Hot, Sched, Store, ThreadStart};
 use super::switch::{switch_and_clean, thread_entry};
@@ -53,9 +55,19 @@ pub fn init(idle: TaskKey, entry_tsc: u64) {
     let config = SchedConfig::new(crate::base::config::HZ, crate::base::time::clock().hz());
     let mut tasks = Vec::new();
     tasks.resize_with(idle.index() as usize + 1, || None);
+    let clock = SharedPage::new(MsaClock::new(entry_tsc, MicroState::OncpuSys)).expect("no frame for a clock page");
+    let vvar = SharedPage::new(VvarHeader {
+        magic: VVAR_MAGIC,
+        current: NO_PAGE,
+        tsc_hz: crate::base::time::clock().hz(),
+        accounting: ACCOUNTING_ENABLED as u32,
+        _reserved: 0,
+    })
+    .expect("no frame for the vvar header");
     tasks[idle.index() as usize] = Some(Hot {
         se: SchedEntity::new(19),
-        clock: MsaClock::new(entry_tsc, MicroState::OncpuSys),
+        clock,
+        vvar_slot: NO_PAGE,
         killed: false,
         thread: Thread::boot(),
         start: None,
@@ -75,35 +87,69 @@ pub fn init(idle: TaskKey, entry_tsc: u64) {
         handover_line: None,
         exit_checks: 0,
         exit_violations: 0,
+        vvar,
     });
     crate::sync::install(&super::sleep::WaitQueueHooks);
 }
 
-/// A kernel stack and machine state for a new task (on the address space `space` for a
-/// thread of a user process, else on the kernel's). Made before the task is entered in the
-/// table, so running out of memory leaves nothing to undo. `ENOMEM` if there is no room.
-pub fn new_thread(space: Option<Arc<AddressSpace>>) -> Result<Arc<Thread>, i32> {
-    let thread = match space {
-        Some(space) => Thread::spawn_user(thread_entry, 0, space),
+/// What a new task needs before it can be entered in the table: see [`new_thread`].
+pub struct NewThread {
+    thread: Arc<Thread>,
+    clock: SharedPage<MsaClock>,
+    space: Option<Arc<AddressSpace>>,
+}
+
+/// A kernel stack, machine state and clock page for a new task (on the address space
+/// `space` for a thread of a user process, else on the kernel's; a user space gets the
+/// vvar header mapped if it has not yet). Made before the task is entered in the table, so
+/// running out of memory leaves nothing to undo. `ENOMEM` if there is no room.
+pub fn new_thread(space: Option<Arc<AddressSpace>>) -> Result<NewThread, i32> {
+    if let Some(space) = &space {
+        map_vvar_header(space)?;
+    }
+    let clock = SharedPage::new(MsaClock::new(0, MicroState::OnActiveQueue)).map_err(|_| ENOMEM)?;
+    let thread = match &space {
+        Some(space) => Thread::spawn_user(thread_entry, 0, Arc::clone(space)),
         None => Thread::spawn(thread_entry, 0),
     };
-    thread.map_err(|_| ENOMEM)
+    Ok(NewThread { thread: thread.map_err(|_| ENOMEM)?, clock, space })
+}
+
+/// Map the vvar header into a user address space (done once per space; `ENOMEM` if a page
+/// table cannot be had). Every user process has it, so the runtime may read it blindly.
+pub fn map_vvar_header(space: &Arc<AddressSpace>) -> Result<(), i32> {
+    match state::with(|s| s.vvar.map_into(space, VVAR_BASE)) {
+        Ok(()) | Err(hal::address_space::SpaceError::AlreadyMapped) => Ok(()),
+        Err(_) => Err(ENOMEM),
+    }
+}
+
+impl Sched {
+    /// Map `clock`, the clock page of the task in `slot`, into its process's `space`; the
+    /// value for [`Hot::vvar_slot`]: `slot`, or `NO_PAGE` if it has no page there (a slot
+    /// beyond the vvar area, no memory for a page table: the runtime then asks the kernel).
+    fn map_clock_page(space: &Arc<AddressSpace>, clock: &mut SharedPage<MsaClock>, slot: u32) -> u32 {
+        if slot < VVAR_THREADS && clock.map_into(space, thread_page(slot)).is_ok() {
+            slot
+        } else {
+            NO_PAGE
+        }
+    }
 }
 
 /// Admit task `key`, just entered in the task table, to the run queue: it runs `start` on
-/// `thread` when first switched to, scheduled by `entity` (marked as having a user space
-/// if `user`), its clock started at TSC `now` on the active queue.
-pub fn admit(key: TaskKey, entity: SchedEntity, user: bool, thread: Arc<Thread>, start: ThreadStart, now: u64) {
+/// `new`'s thread when first switched to, scheduled by `entity` (marked as having a user
+/// space if `user`), its clock started at TSC `now` on the active queue.
+pub fn admit(key: TaskKey, entity: SchedEntity, user: bool, new: NewThread, start: ThreadStart, now: u64) {
     let se = if user { entity.with_user_space() } else { entity };
-    let hot = Hot {
-        se,
-        clock: MsaClock::new(now, MicroState::OnActiveQueue),
-        killed: false,
-        thread,
-        start: Some(start),
-        counters: Counters::default(),
-        key,
+    let NewThread { thread, mut clock, space } = new;
+    *clock = MsaClock::new(now, MicroState::OnActiveQueue);
+    let vvar_slot = match &space {
+        Some(space) => Sched::map_clock_page(space, &mut clock, key.index()),
+        None => NO_PAGE,
     };
+    let hot =
+        Hot { se, clock, vvar_slot, killed: false, thread, start: Some(start), counters: Counters::default(), key };
     state::with(|s| {
         let i = key.index() as usize;
         if s.tasks.len() <= i {
@@ -126,11 +172,17 @@ pub fn inherited_params() -> SchedParams {
 /// The running task becomes a thread of a user process in place (an exec, `proc/user.rs`):
 /// its thread switches to `space` at once and the run queue counts it as having a user
 /// space. Call with interrupts disabled, from the task itself.
+/// Its clock page is mapped into `space` (which must have the vvar header already:
+/// [`map_vvar_header`]) and named the running one at once.
 pub fn exec_user_space(space: Arc<AddressSpace>) {
     let thread = state::with(|s| {
         let me = s.rq.current();
         Store(&mut s.tasks).entity(me).set_user_space();
-        Arc::clone(&s.current_hot().thread)
+        let hot = s.current_hot();
+        hot.vvar_slot = Sched::map_clock_page(&space, &mut hot.clock, me.0);
+        let (thread, slot) = (Arc::clone(&hot.thread), hot.vvar_slot);
+        s.vvar.current = slot;
+        thread
     });
     thread.exec_user(space);
 }
@@ -202,5 +254,22 @@ pub fn set_scheduler(key: TaskKey, policy: Policy, rt_priority: u32) -> Result<(
     state::with(|s| {
         s.rq.set_scheduler(&mut Store(&mut s.tasks), slot_of(key), policy, rt_priority, hal::tsc::read())
             .map_err(|e| e.errno())
+    })
+}
+
+/// For the self-tests: task `key`'s clock page as its process sees it — read through
+/// `space` at the task's user address, the way its own code would — and the kernel's own
+/// reading of that clock, at one TSC value: (page image, now, `snapshot(now)`). `None` if
+/// the task has no page there.
+pub fn clock_page_reading(key: TaskKey, space: &AddressSpace) -> Option<(ThreadClock, u64, MsaTimes)> {
+    state::with(|s| {
+        let hot = s.hot(slot_of(key))?;
+        if hot.vvar_slot == NO_PAGE {
+            return None;
+        }
+        let mut bytes = [0u8; core::mem::size_of::<ThreadClock>()];
+        space.read(thread_page(hot.vvar_slot), &mut bytes).ok()?;
+        let now = hal::tsc::read();
+        Some((ThreadClock::from_bytes(&bytes), now, hot.clock.snapshot(now)))
     })
 }

@@ -63,7 +63,7 @@ pub(super) fn run(prog: &str, arg: u64) -> Result<WaitResult, &'static str> {
 
 /// Wait for process `pid`, whose memory map is `vm`: what `wait` reported, once the map is
 /// checked to be empty.
-fn reap(pid: i32, vm: &Vm) -> Result<WaitResult, &'static str> {
+pub(super) fn reap(pid: i32, vm: &Vm) -> Result<WaitResult, &'static str> {
     let r = proc::wait(Some(pid)).map_err(|_| "wait failed")?;
     if vm.mapped_pages() != 0 || !vm.regions().is_empty() {
         return Err("a dead process still has user pages or regions");
@@ -206,6 +206,7 @@ pub fn faults() -> Result<(), &'static str> {
         ("read the stack guard page", "read_at", USER_STACK_GUARD, SIGSEGV),
         ("read above the stack", "read_at", USER_STACK_TOP, SIGSEGV),
         ("write kernel heap", "write_at", hal::heap::HEAP_START, SIGSEGV),
+        ("write the vvar header (read-only)", "write_at", tally_uapi::msa::vvar::VVAR_BASE, SIGSEGV),
     ];
     frames_unchanged("user_fault", || {
         for &(what, prog, arg, sig) in cases {

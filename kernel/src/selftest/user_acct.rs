@@ -11,7 +11,7 @@ use tally_microstate::MicroState;
 use tally_uapi::errno::EINVAL;
 use tally_uapi::fixture::{MMAP_PROT_NONE, MSA_ACCOUNTING, MSA_NO_ACCOUNTING};
 
-use super::ring3::{expect_exit, frames_unchanged, run, run_fixture, settle, start_fixture, t, us};
+use super::ring3::{expect_exit, frames_unchanged, reap, run, run_fixture, settle, start_fixture, t, us};
 use crate::proc;
 use crate::proc::WaitResult;
 use crate::sched;
@@ -29,6 +29,66 @@ pub fn msa() -> Result<(), &'static str> {
             "user_msa: EINVAL (which, ntimers 14 and -1), EFAULT (NULL, kernel, read-only), partial fills, int \
             arguments: all as specified"
         );
+        Ok(())
+    })
+}
+
+/// A thread's clocks without a system call (the vvar pages): a program compares its page
+/// with `msa(MSA_THREAD)` in ring 3; the same program writing to its page dies of SIGSEGV
+/// and the kernel carries on; and, while a program sleeps, its page as its process sees it
+/// (read through its own mapping) gives exactly the kernel's clock at one TSC value.
+pub fn vvar() -> Result<(), &'static str> {
+    use tally_uapi::msa::vvar::{VvarHeader, VVAR_BASE, VVAR_MAGIC};
+    frames_unchanged("user_vvar", || {
+        let accounting = if tally_microstate::ACCOUNTING_ENABLED { MSA_ACCOUNTING } else { MSA_NO_ACCOUNTING };
+        let r = run_fixture("vvar_abi", &[accounting])?;
+        println!("user_vvar: vvar_abi status {:#x} (exit code = number of the failed check, 0: none)", r.status.raw());
+        expect_exit(&r, 0)?;
+
+        let r = run_fixture("vvar_abi", &["write"])?;
+        let s = r.status.raw();
+        println!("user_vvar: a write to its own clock page: status {s:#x}");
+        if !tally_tasktable::wifsignaled(s) || tally_tasktable::wtermsig(s) != crate::trap::SIGSEGV as i32 {
+            return Err("a write to the read-only clock page did not end in SIGSEGV");
+        }
+
+        let (pid, vm) = start_fixture("vvar_abi", &["sleep"])?;
+        crate::sched::sleep_ns(50_000_000);
+        let key = proc::with(|p| p.table().lookup(pid)).map_err(|_| "the sleeping fixture is gone")?;
+        let mut hb = [0u8; core::mem::size_of::<VvarHeader>()];
+        vm.space().read(VVAR_BASE, &mut hb).map_err(|_| "no vvar header in the process")?;
+        let header = VvarHeader::from_bytes(&hb);
+        let reading = crate::sched::clock_page_reading(key, vm.space());
+        let r = reap(pid, &vm)?;
+        expect_exit(&r, 0)?;
+        let Some((page, now, kernel)) = reading else { return Err("the fixture has no clock page") };
+        let user = page.ticks_at(now);
+        println!(
+            "user_vvar: at TSC {now}: page state {} seq {}, USR {} SYS {} SLEEP {} ticks; kernel USR {} SYS {} SLEEP {}",
+            page.state,
+            page.seq,
+            user[0],
+            user[1],
+            user[3],
+            kernel[0],
+            kernel[1],
+            kernel[3]
+        );
+        if header.magic != VVAR_MAGIC
+            || header.tsc_hz != crate::base::time::clock().hz()
+            || header.accounting != tally_microstate::ACCOUNTING_ENABLED as u32
+        {
+            return Err("the vvar header does not say what the kernel uses");
+        }
+        if user != kernel {
+            return Err("the clock page and the kernel's clock differ at the same TSC");
+        }
+        if tally_microstate::ACCOUNTING_ENABLED
+            && (page.microstate() != Some(MicroState::InterruptibleSleep) || page.seq == 0)
+        {
+            return Err("the sleeping fixture's page does not show it asleep");
+        }
+        println!("user_vvar: the page equals the kernel's clock to the tick; read-only; retried when interrupted");
         Ok(())
     })
 }

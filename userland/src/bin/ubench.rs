@@ -12,6 +12,12 @@
 //!
 //! * `getpid N` → `null_syscall`: N `getpid()` calls, the cheapest round trip to the kernel.
 //! * `msa N` → `msa_self`: N `msa(13, MSA_SELF, timers)` calls.
+//! * `msathread N` → `msa_thread`: N calls of the runtime's `msa(MSA_THREAD)` for all 13
+//!   clocks, read from the thread's clock page in user space (no system call): Linux's
+//!   `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` is the nearest peer.
+//! * `msathreadr N` → `msa_thread_reader`: N reads of a program's own
+//!   `tally_rt::msa::ThreadClocks` (the same, without `msa()`'s copy into the caller's array
+//!   and its lock around the process's shared reader).
 //! * `tsget N` → `taskstats_get`: N taskstats `GET PID` round trips over the message bus
 //!   (`sendto` of a prebuilt request for this process, blocking `recvfrom` of the ~1 KB
 //!   reply into a buffer, a look at its header) — what `getdelays -p` costs per question.
@@ -37,7 +43,7 @@ use alloc::vec::Vec;
 use tally_msgbus::taskstats::{request, Command};
 use tally_rt::bus::BusSocket;
 use tally_rt::process::parse_i64;
-use tally_rt::uapi::msa::{ClkT, MSA_SELF, NR_MICROSTATES};
+use tally_rt::uapi::msa::{ClkT, MSA_SELF, MSA_THREAD, NR_MICROSTATES};
 use tally_rt::{eprintln, println, sys};
 
 extern crate alloc;
@@ -115,6 +121,34 @@ fn main() -> i32 {
             let t1 = rdtsc();
             report("msa_self", 0, n, t0, t1);
         }
+        "msathread" => {
+            let mut timers = [0 as ClkT; NR_MICROSTATES];
+            if !tally_rt::msa::thread_ns(&mut timers) {
+                eprintln!("ubench: msathread: this thread has no clock page");
+                return 1;
+            }
+            start_marker(mode);
+            let t0 = rdtsc();
+            for _ in 0..n {
+                let _ = core::hint::black_box(tally_rt::msa::msa(MSA_THREAD, core::hint::black_box(&mut timers)));
+            }
+            let t1 = rdtsc();
+            report("msa_thread", 0, n, t0, t1);
+        }
+        "msathreadr" => {
+            let mut clocks = tally_rt::msa::ThreadClocks::new();
+            if clocks.read().is_none() {
+                eprintln!("ubench: msathreadr: this thread has no clock page");
+                return 1;
+            }
+            start_marker(mode);
+            let t0 = rdtsc();
+            for _ in 0..n {
+                let _ = core::hint::black_box(core::hint::black_box(&mut clocks).read());
+            }
+            let t1 = rdtsc();
+            report("msa_thread_reader", 0, n, t0, t1);
+        }
         "tsget" => return tsget(n),
         "ctx" => {
             let Some(p) = num(3).filter(|p| (2..=256).contains(p)) else { return usage() };
@@ -135,7 +169,7 @@ fn main() -> i32 {
 }
 
 fn usage() -> i32 {
-    eprintln!("usage: ubench [--profile] getpid N | msa N | tsget N | ctx N P");
+    eprintln!("usage: ubench [--profile] getpid N | msa N | msathread N | msathreadr N | tsget N | ctx N P");
     2
 }
 

@@ -18,6 +18,13 @@
 //! [`crate::delay`]. They cost one table lookup per switch and a little more only when the
 //! delay class changes.
 //!
+//! The clock is also readable from user space, without a system call: the fields a reader
+//! needs (`seq`, `state`, `last_change`, `clocks`) come first, in the layout of
+//! `tally_uapi::msa::vvar::ThreadClock` (checked at compile time below), and the kernel
+//! keeps each user thread's clock in a page mapped read-only into its process. `switch`
+//! increments `seq`, so that a reader interrupted by a change sees the count move and
+//! reads again (see `docs/microstate-accounting.md`).
+//!
 //! Callers: the scheduler (`tally-runqueue`) on sleeps, wake-ups and context switches;
 //! [`crate::IrqAccounting`] on interrupt entry and exit; the kernel's system-call and trap
 //! entry paths for `ONCPU_USR` ↔ `ONCPU_SYS` ↔ `ONCPU_TRAP`; and the `msa()` system call,
@@ -26,6 +33,7 @@
 use crate::delay::DelayStats;
 #[cfg(feature = "accounting")]
 use crate::delay::{DelayEpisodes, DELAY_CLASS, NR_DELAY_CLASSES};
+use tally_uapi::msa::vvar::ThreadClock;
 use tally_uapi::msa::{MicroState, NR_MICROSTATES};
 
 /// One value per microstate, indexed by [`MicroState::index`]: TSC ticks inside the kernel.
@@ -35,18 +43,29 @@ pub type MsaTimes = [u64; NR_MICROSTATES];
 ///
 /// With the `accounting` feature off this is an empty struct: every method keeps its
 /// signature, switches do nothing, and every reading is zero.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `repr(C)`: the first four fields are the user-visible `ThreadClock` of the vvar page.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsaClock {
+    /// Sequence count for user-space readers: one more at every `switch`. The reader is
+    /// the thread itself, and on one CPU it never runs while the kernel changes its clock
+    /// (the kernel runs *instead* of it: an interrupt, a system call, a switch), so every
+    /// change looks atomic to it; what it can see is a change *between* two of its loads,
+    /// and a moved count says so. (Linux's seqcounts are odd during a change, for readers
+    /// on other CPUs; that would be two increments here, and fences.)
     #[cfg(feature = "accounting")]
-    created: u64,
-    #[cfg(feature = "accounting")]
-    last_change: u64,
+    seq: u32,
     #[cfg(feature = "accounting")]
     state: MicroState,
+    #[cfg(feature = "accounting")]
+    last_change: u64,
     /// Time spent in each state up to `last_change` (the current state's running span is not
     /// in here yet; [`MsaClock::snapshot`] adds it).
     #[cfg(feature = "accounting")]
     clocks: MsaTimes,
+    #[cfg(feature = "accounting")]
+    created: u64,
     /// Closed episodes of each delay class, plus the count of the open one (indexed by
     /// `DelayClass as usize`).
     #[cfg(feature = "accounting")]
@@ -73,6 +92,8 @@ impl MsaClock {
             e
         };
         MsaClock {
+            #[cfg(feature = "accounting")]
+            seq: 0,
             #[cfg(feature = "accounting")]
             created: now,
             #[cfg(feature = "accounting")]
@@ -104,6 +125,9 @@ impl MsaClock {
     pub fn switch(&mut self, now: u64, new: MicroState) {
         #[cfg(feature = "accounting")]
         {
+            // A user-space reader of this clock (its vvar page) retries if `seq` moved while
+            // it read: see the comment on `seq`.
+            self.seq = self.seq.wrapping_add(1);
             // BEGIN LAB 1: charge the time since the last change to the state being left (never when `now` went backwards)
             // STUB: let _ = now;
             if now > self.last_change {
@@ -175,6 +199,19 @@ impl MsaClock {
         }
     }
 
+    /// The user-visible part of the clock, as a reader of its vvar page sees it (all zero
+    /// without the `accounting` feature). For tests: the page itself is this memory.
+    pub fn user_view(&self) -> ThreadClock {
+        #[cfg(feature = "accounting")]
+        {
+            ThreadClock { seq: self.seq, state: self.state as u32, last_change: self.last_change, clocks: self.clocks }
+        }
+        #[cfg(not(feature = "accounting"))]
+        {
+            ThreadClock { seq: 0, state: 0, last_change: 0, clocks: [0; NR_MICROSTATES] }
+        }
+    }
+
     /// The clocks as of the last state change, *without* the current state's running span.
     #[inline]
     pub fn settled(&self) -> MsaTimes {
@@ -211,7 +248,7 @@ impl MsaClock {
     pub fn snapshot_as_if_switched(&self, at: u64, state: MicroState, now: u64) -> MsaTimes {
         #[cfg(feature = "accounting")]
         {
-            let mut shadow = self.clone();
+            let mut shadow = *self;
             shadow.switch(at, state);
             shadow.snapshot(now)
         }
@@ -249,7 +286,7 @@ impl MsaClock {
     pub fn delays_as_if_switched(&self, at: u64, state: MicroState, now: u64) -> DelayStats {
         #[cfg(feature = "accounting")]
         {
-            let mut shadow = self.clone();
+            let mut shadow = *self;
             shadow.switch(at, state);
             shadow.delays(now)
         }
@@ -280,9 +317,25 @@ impl MsaClock {
     }
 }
 
+// The vvar page's layout is this struct's: a user-space reader reads `ThreadClock` where
+// the kernel keeps its `MsaClock` (the layout is defined once, in the ABI crate).
+#[cfg(feature = "accounting")]
+const _: () = {
+    use core::mem::offset_of;
+    assert!(offset_of!(MsaClock, seq) == offset_of!(ThreadClock, seq));
+    assert!(offset_of!(MsaClock, state) == offset_of!(ThreadClock, state));
+    assert!(offset_of!(MsaClock, last_change) == offset_of!(ThreadClock, last_change));
+    assert!(offset_of!(MsaClock, clocks) == offset_of!(ThreadClock, clocks));
+    assert!(core::mem::size_of::<MicroState>() == core::mem::size_of::<u32>());
+};
+
 #[cfg(all(test, feature = "accounting"))]
 #[path = "clock_tests.rs"]
 mod tests;
+
+#[cfg(all(test, feature = "accounting"))]
+#[path = "vvar_tests.rs"]
+mod vvar_tests;
 
 #[cfg(all(test, not(feature = "accounting")))]
 #[path = "clock_off_tests.rs"]

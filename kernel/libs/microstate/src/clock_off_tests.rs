@@ -11,4 +11,8 @@ fn everything_reads_zero() {
     assert_eq!(c.delays(300), crate::DelayStats::ZERO);
     assert_eq!(c.delays_as_if_switched(300, MicroState::Interrupted, 400), crate::DelayStats::ZERO);
     assert_eq!(core::mem::size_of::<MsaClock>(), 0);
+    // Its vvar page stays zero (the header says accounting is off, and the reader reports
+    // zeros without reading it, as the system call does).
+    let zero = tally_uapi::msa::vvar::ThreadClock { seq: 0, state: 0, last_change: 0, clocks: [0; NR_MICROSTATES] };
+    assert_eq!(c.user_view(), zero);
 }

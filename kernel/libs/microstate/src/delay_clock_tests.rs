@@ -103,7 +103,7 @@ proptest! {
             check(&c, &m, now + peek)?;
             // Reading "as if switched" agrees with switching a copy.
             let at = c.last_change() + peek / 2;
-            let mut copy = c.clone();
+            let mut copy = c;
             copy.switch(at, Interrupted);
             prop_assert_eq!(c.delays_as_if_switched(at, Interrupted, at + peek), copy.delays(at + peek));
             let s = c.snapshot_as_if_switched(at, Interrupted, at + peek);

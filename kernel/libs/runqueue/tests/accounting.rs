@@ -44,7 +44,7 @@ fn lazy_flip_charges_expired_until_the_flip_and_active_after() {
 
     // b has waited on the (old) expired array since 200_000 and, after the flip at
     // 300_000, on the active one. Its clock has not been touched...
-    let raw = sys.store.tasks[b.0 as usize].clock.clone();
+    let raw = sys.store.tasks[b.0 as usize].clock;
     assert_eq!(raw.state(), OnExpiredQueue);
     assert_eq!(t(raw.snapshot(sys.now), OnExpiredQueue), 150_000);
     // ...but readers see the truth.
@@ -177,7 +177,7 @@ fn set_scheduler_on_a_task_owing_a_flip_settles_it_first() {
     sys.schedule(PrevAction::Preempted);
     plain_ticks(&mut sys, 350);
     sys.rq.set_scheduler(&mut sys.store, b, Policy::RoundRobin, 1, sys.now).unwrap();
-    let raw = sys.store.tasks[b.0 as usize].clock.clone();
+    let raw = sys.store.tasks[b.0 as usize].clock;
     assert_eq!(raw.state(), OnActiveQueue);
     assert_eq!(t(raw.snapshot(sys.now), OnExpiredQueue), 100_000);
     assert!(sys.rq.need_resched());

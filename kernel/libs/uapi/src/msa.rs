@@ -31,16 +31,25 @@
 //!   order. Success returns 0.
 //! * Times are nanoseconds, converted from TSC ticks state by state. With accounting
 //!   compiled out of the kernel every timer reads 0.
+//!
+//! ## Without a system call: [`vvar`]
+//!
+//! A thread's own clocks ([`MSA_THREAD`]) can also be read in user space, from pages the
+//! kernel maps read-only into every process; the runtime's `tally_rt::msa::msa` does, and
+//! gives the same numbers the system call would give at the same TSC value.
 
 /// One clock value as `msa()` reports it: nanoseconds (inside the kernel the same clocks
 /// count raw TSC ticks and are converted on the way out).
 pub type ClkT = u64;
 
+pub mod vvar;
+
 /// `which` for `msa()`: the sum over all threads of the calling process.
 pub const MSA_SELF: u32 = 0;
 /// `which` for `msa()`: the sum over the process's waited-for (reaped) children.
 pub const MSA_CHILDREN: u32 = 1;
-/// `which` for `msa()`: the calling thread only.
+/// `which` for `msa()`: the calling thread only. Also readable without entering the
+/// kernel, from the thread's [`vvar`] page (the runtime's `msa()` does that).
 pub const MSA_THREAD: u32 = 2;
 
 /// How many microstates there are (the length of a full `msa()` timer array).
