@@ -41,7 +41,7 @@ impl Sched {
         let (prev, next) = (self.hot(sw.prev), self.hot(sw.next));
         let (Some(prev), Some(next)) = (prev, next) else { panic!("a runnable task has no scheduler state") };
         let threads = (Arc::clone(&prev.thread), Arc::clone(&next.thread));
-        state::set_current(next.key);
+        state::set_current(next);
         Some(threads)
     }
 }

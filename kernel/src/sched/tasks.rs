@@ -18,7 +18,7 @@ use tally_taskstats::Counters;
 use tally_tasktable::TaskKey;
 use tally_uapi::errno::ENOMEM;
 
-use super::state::{self, slot_of, Hot, Sched, Store, ThreadStart};
+use super::state::{self, slot_of, Hot, Sched, Store, TaskIds, ThreadStart};
 use super::switch::{switch_and_clean, thread_entry};
 
 /// How a new task is scheduled.
@@ -61,6 +61,7 @@ pub fn init(idle: TaskKey, entry_tsc: u64) {
         start: None,
         counters: Counters::default(),
         key: idle,
+        ids: TaskIds::default(),
     });
     let rq = RunQueue::new(config, slot_of(idle), &mut Store(&mut tasks), now);
     state::install(Sched {
@@ -90,10 +91,18 @@ pub fn new_thread(space: Option<Arc<AddressSpace>>) -> Result<Arc<Thread>, i32> 
     thread.map_err(|_| ENOMEM)
 }
 
-/// Admit task `key`, just entered in the task table, to the run queue: it runs `start` on
-/// `thread` when first switched to, scheduled by `entity` (marked as having a user space
-/// if `user`), its clock started at TSC `now` on the active queue.
-pub fn admit(key: TaskKey, entity: SchedEntity, user: bool, thread: Arc<Thread>, start: ThreadStart, now: u64) {
+/// Admit task `key` (ids `ids`), just entered in the task table, to the run queue: it runs
+/// `start` on `thread` when first switched to, scheduled by `entity` (marked as having a
+/// user space if `user`), its clock started at TSC `now` on the active queue.
+pub fn admit(
+    key: TaskKey,
+    ids: TaskIds,
+    entity: SchedEntity,
+    user: bool,
+    thread: Arc<Thread>,
+    start: ThreadStart,
+    now: u64,
+) {
     let se = if user { entity.with_user_space() } else { entity };
     let hot = Hot {
         se,
@@ -103,6 +112,7 @@ pub fn admit(key: TaskKey, entity: SchedEntity, user: bool, thread: Arc<Thread>,
         start: Some(start),
         counters: Counters::default(),
         key,
+        ids,
     };
     state::with(|s| {
         let i = key.index() as usize;
