@@ -15,7 +15,7 @@ use super::state::{self, Store};
 /// The TSC value for a running-state change: read only when accounting is compiled in
 /// (without it the clocks keep no time, and a system call should not pay for the read).
 #[inline(always)]
-fn msa_now() -> u64 {
+pub fn msa_now() -> u64 {
     if ACCOUNTING_ENABLED {
         hal::tsc::read()
     } else {
