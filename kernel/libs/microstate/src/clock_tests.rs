@@ -128,7 +128,8 @@ fn switch_on_cpu_does_what_switch_does_between_on_cpu_states() {
     for c in [&mut general, &mut fast] {
         c.switch(40, OncpuSys); // off the run queue: closes a delay episode (not on-CPU)
     }
-    let steps = [(100, OncpuUsr), (250, OncpuSys), (240, OncpuTrap), (300, OncpuTrap), (300, OncpuUsr), (420, OncpuSys)];
+    let steps =
+        [(100, OncpuUsr), (250, OncpuSys), (240, OncpuTrap), (300, OncpuTrap), (300, OncpuUsr), (420, OncpuSys)];
     for (now, state) in steps {
         general.switch(now, state);
         fast.switch_on_cpu(now, state);

@@ -9,8 +9,8 @@
 use super::{Sys, TIMER_LINE};
 use proptest::prelude::*;
 use tally_runqueue::{
-    BlockReason, MicroState, Policy, PrevAction, SchedConfig, SchedEntity, SleepKind, TaskSlot, TaskState,
-    TaskStore, NR_MICROSTATES,
+    BlockReason, MicroState, Policy, PrevAction, SchedConfig, SchedEntity, SleepKind, TaskSlot, TaskState, TaskStore,
+    NR_MICROSTATES,
 };
 
 /// At most this many tasks (idle included).
