@@ -5,7 +5,8 @@
 //! queue reaches a task's scheduling entity and microstate clock without a lookup. The
 //! whole [`Sched`] is behind one spin lock, always taken with interrupts disabled: there is
 //! one CPU, so "interrupts off" is the whole of the concurrency control, and an interrupt
-//! handler (the tick, a wake-up) can never find the lock held. See `docs/scheduler.md`.
+//! handler (the tick, a wake-up) can never find the lock held (it is taken with `try_lock`:
+//! finding it held is a bug, reported). See `docs/scheduler.md`.
 
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;

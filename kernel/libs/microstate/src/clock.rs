@@ -2,8 +2,9 @@
 //!
 //! One [`MsaClock`] lives in every task. It remembers when the task was created, which
 //! microstate it is in, when it entered that state, and how many TSC ticks it has spent in
-//! each state *before* the current one. Every state change goes through [`MsaClock::switch`],
-//! which folds the time since the last change into the old state's clock. Nothing else in the
+//! each state *before* the current one. Every state change goes through [`MsaClock::switch`]
+//! (or [`MsaClock::switch_on_cpu`], its special case between two on-CPU states), which folds
+//! the time since the last change into the old state's clock. Nothing else in the
 //! kernel writes these fields, which is what makes the accounting identity
 //!
 //! ```text
