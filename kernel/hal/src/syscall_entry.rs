@@ -15,19 +15,22 @@
 //! with interrupts still off, is park the user `rsp` in a scratch word and load the current
 //! thread's kernel stack top — a static that `context::switch` updates for every thread it
 //! switches to (one CPU; an SMP kernel would keep both words in a per-CPU area reached with
-//! `swapgs`). It then pushes every user register into a [`SyscallFrame`] and calls the
-//! kernel's [`SyscallHandlers::entry`] (its `syscall` floor, safe Rust: microstates,
-//! interrupts on, dispatch, preemption) with the frame, then, with interrupts off again,
-//! [`SyscallHandlers::leave`] (back to user mode's microstate). Registers come back from
-//! the frame, so the result is whatever the dispatcher left in `frame.rax`, and every other
-//! register except `rcx`/`r11` is preserved, as on Linux.
+//! `swapgs`). It then pushes the user registers the kernel's code may change — `rax`, the
+//! six arguments and the `iretq` words — into a [`SyscallFrame`] and calls the kernel's
+//! [`SyscallHandlers::entry`] (its `syscall` floor, safe Rust: microstates, interrupts on,
+//! dispatch) with the frame, then, with interrupts off again, [`SyscallHandlers::leave`]
+//! (preemption, back to user mode's microstate). Those registers come back from the frame,
+//! so the result is whatever the dispatcher left in `frame.rax`; the callee-saved ones
+//! (`rbx rbp r12-r15`) come back because every Rust function restores them (the C ABI). So
+//! every register except `rcx`/`r11` is preserved, as on Linux.
 //!
 //! The way out is `sysretq`: `rip ← rcx`, `rflags ← r11`, CS/SS ← the user selectors derived
 //! from `STAR[63:48]` (+16 and +8: the GDT's user code and data, `gdt.rs`). One trap: on Intel
 //! CPUs `sysretq` to a *non-canonical* `rcx` raises #GP in ring 0 with the user's `rsp`
 //! already loaded — a classic privilege-escalation hole. The frame's tail is laid out as an
-//! `iretq` frame, so when the return address is not canonical the stub returns with `iretq`
-//! instead (the dispatcher also refuses to return to anything outside the user half).
+//! `iretq` frame, so when the return address is not in the lower half (non-canonical, or the
+//! kernel's) the stub returns with `iretq` instead (the dispatcher also refuses to return to
+//! anything outside the user half).
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use x86_64::registers::model_specific::{Efer, EferFlags, LStar, SFMask, Star};
@@ -37,29 +40,18 @@ use x86_64::VirtAddr;
 
 use super::gdt::{KERNEL_CODE_SELECTOR, KERNEL_DATA_SELECTOR, USER_CODE_SELECTOR, USER_DATA_SELECTOR};
 
-/// The user registers at the `syscall` instruction, as the entry stub saves them on the
-/// thread's kernel stack (lowest address first). The last five words form an `iretq` frame.
+/// The user registers at the `syscall` instruction that the kernel's Rust code may change,
+/// as the entry stub saves them on the thread's kernel stack (lowest address first). The
+/// last five words form an `iretq` frame. The callee-saved registers (`rbx rbp r12-r15`)
+/// are not here: every function the stub calls gives them back as it found them (the C
+/// ABI), so they reach `sysretq` holding the user's values without being saved twice.
 #[repr(C)]
 #[derive(Clone, Debug, Default)]
 pub struct SyscallFrame {
-    pub r15: u64,
-    pub r14: u64,
-    pub r13: u64,
-    pub r12: u64,
-    pub rbp: u64,
-    pub rbx: u64,
-    /// Argument 6.
-    pub r9: u64,
-    /// Argument 5.
-    pub r8: u64,
-    /// Argument 4 (`rcx` in the C convention, but `syscall` overwrites `rcx`).
-    pub r10: u64,
-    /// Argument 3.
-    pub rdx: u64,
-    /// Argument 2.
-    pub rsi: u64,
-    /// Argument 1.
-    pub rdi: u64,
+    /// The six arguments in ABI order, `rdi rsi rdx r10 r8 r9` (argument 4 is `rcx` in the C
+    /// convention, but `syscall` overwrites `rcx`). Pushed last-first, so that they lie in
+    /// order and a handler reads them where they are.
+    pub args: [u64; 6],
     /// The system-call number on entry; the result (`>= 0`, or `-errno`) on return.
     pub rax: u64,
     /// Where user code resumes (saved from `rcx`).
@@ -72,7 +64,7 @@ pub struct SyscallFrame {
     pub ss: u64,
 }
 
-const _: () = assert!(core::mem::size_of::<SyscallFrame>() == 18 * 8);
+const _: () = assert!(core::mem::size_of::<SyscallFrame>() == 12 * 8);
 
 impl SyscallFrame {
     /// The system-call number.
@@ -81,8 +73,8 @@ impl SyscallFrame {
     }
 
     /// The six arguments, in ABI order.
-    pub fn args(&self) -> [u64; 6] {
-        [self.rdi, self.rsi, self.rdx, self.r10, self.r8, self.r9]
+    pub fn args(&self) -> &[u64; 6] {
+        &self.args
     }
 }
 
@@ -99,13 +91,6 @@ pub(super) fn set_kernel_stack(top: u64) {
         let word = &raw mut KERNEL_STACK_TOP;
         *word = top;
     }
-}
-
-/// Is `addr` canonical (bits 63..47 all equal)?
-#[inline]
-pub fn is_canonical(addr: u64) -> bool {
-    let top = addr >> 47;
-    top == 0 || top == 0x1_ffff
 }
 
 /// What the kernel runs for a system call: it implements this trait on a type of its own and
@@ -125,13 +110,13 @@ pub trait SyscallHandlers {
 static HANDLER: AtomicU64 = AtomicU64::new(0);
 
 /// Called by the stub with the frame it built. Returns 0 to leave by `sysretq`, 1 by
-/// `iretq` (a non-canonical return address).
+/// `iretq` (a return address outside the lower half: non-canonical, or the kernel's).
 extern "C" fn syscall_from_stub<T: SyscallHandlers>(frame: &mut SyscallFrame) -> u64 {
     T::entry(frame);
     // Interrupts stay off from here until sysretq/iretq restores the user's RFLAGS.
     x86_64::instructions::interrupts::disable();
     T::leave(frame);
-    (!is_canonical(frame.rip)) as u64
+    (frame.rip >> 47 != 0) as u64
 }
 
 core::arch::global_asm!(
@@ -146,37 +131,25 @@ core::arch::global_asm!(
     "push r11",
     "push {user_cs}",
     "push rcx",
-    // Number/result, the six arguments, then the callee-saved registers.
+    // Number/result, then the six arguments (the last first: `args` in ABI order).
     "push rax",
-    "push rdi",
-    "push rsi",
-    "push rdx",
-    "push r10",
-    "push r8",
     "push r9",
-    "push rbx",
-    "push rbp",
-    "push r12",
-    "push r13",
-    "push r14",
-    "push r15",
-    // 18 words from a 16-byte-aligned top: rsp is 16-byte aligned for the call.
+    "push r8",
+    "push r10",
+    "push rdx",
+    "push rsi",
+    "push rdi",
+    // 12 words from a 16-byte-aligned top: rsp is 16-byte aligned for the call.
     "mov rdi, rsp",
     "call qword ptr [rip + {handler}]",
     "test rax, rax",
     "jnz 2f",
-    "pop r15",
-    "pop r14",
-    "pop r13",
-    "pop r12",
-    "pop rbp",
-    "pop rbx",
-    "pop r9",
-    "pop r8",
-    "pop r10",
-    "pop rdx",
-    "pop rsi",
     "pop rdi",
+    "pop rsi",
+    "pop rdx",
+    "pop r10",
+    "pop r8",
+    "pop r9",
     "pop rax",
     "pop rcx",          // rip
     "add rsp, 8",       // cs
@@ -184,18 +157,12 @@ core::arch::global_asm!(
     "pop rsp",          // user rsp: from here on we are on the user stack, interrupts off
     "sysretq",
     "2:",
-    "pop r15",
-    "pop r14",
-    "pop r13",
-    "pop r12",
-    "pop rbp",
-    "pop rbx",
-    "pop r9",
-    "pop r8",
-    "pop r10",
-    "pop rdx",
-    "pop rsi",
     "pop rdi",
+    "pop rsi",
+    "pop rdx",
+    "pop r10",
+    "pop r8",
+    "pop r9",
     "pop rax",
     "iretq",
     scratch = sym USER_RSP_SCRATCH,

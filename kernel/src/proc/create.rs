@@ -7,13 +7,13 @@
 //! (`user.rs`) drop to ring 3. [`init`] makes the first two tasks: the idle task (the boot
 //! thread) and init, pid 1.
 
-use tally_tasktable::{CreateKind, TaskKey, TaskTable};
+use tally_tasktable::{CreateKind, Task, TaskKey, TaskTable};
 use tally_uapi::errno::{EAGAIN, EINTR};
 
-use super::{Payload, Procs, PROCS};
+use super::{Payload, Procs, Totals, PROCS};
 use crate::base::config::MAX_TASKS;
 use crate::base::time;
-use crate::sched::{self, SchedParams, ThreadStart};
+use crate::sched::{self, SchedParams, TaskIds, ThreadStart};
 
 /// Make the boot thread the idle task (pid 0) and create init (pid 1), which runs
 /// `init_main`. The boot thread has been running in the kernel since TSC `entry_tsc`.
@@ -31,7 +31,8 @@ pub fn init(entry_tsc: u64, init_main: fn(u64)) {
             .create_init(b"init", 0, 0, time::boot_unix_seconds(), Payload::kernel())
             .expect("init created twice");
         let entity = SchedParams::Normal(0).entity().expect("nice 0 is valid");
-        sched::admit(key, entity, false, thread, kernel_thread(init_main, 0), now);
+        let ids = p.table.get(key).map(ids_of).expect("init just created");
+        sched::admit(key, ids, entity, false, thread, kernel_thread(init_main, 0), now);
     });
 }
 
@@ -63,9 +64,9 @@ pub fn spawn_daemon(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -
         let now = hal::tsc::read();
         let begin = time::boot_unix_seconds() + time::clock().monotonic_ns(now) / 1_000_000_000;
         let key = p.table.create_daemon(name.as_bytes(), begin, Payload::kernel())?;
-        let pid = p.table.get_mut(key)?.pid();
-        sched::admit(key, entity, false, thread, start, now);
-        Ok(pid)
+        let ids = ids_of(p.table.get(key)?);
+        sched::admit(key, ids, entity, false, thread, start, now);
+        Ok(ids.tid)
     })
 }
 
@@ -113,16 +114,22 @@ pub(super) fn start_task(
             (_, true) => t.exec(name.as_bytes()),
             (_, false) => t.set_comm(name.as_bytes()),
         }
-        let pid = t.pid();
+        let ids = ids_of(t);
+        let pid = ids.tid;
         if kind == CreateKind::Process && user {
             // Before the child is queued: whoever keeps track of processes (CSA's jobs)
             // knows of it before it can run and exit.
             let parent = p.table.get(creator).map(|c| c.tgid()).unwrap_or(0);
             super::notify::spawned(parent, pid);
         }
-        sched::admit(key, entity, user, thread, start, now);
+        sched::admit(key, ids, entity, user, thread, start, now);
         Ok(pid)
     })
+}
+
+/// The ids the scheduler publishes while `t` runs (`getpid` and `gettid` read them there).
+fn ids_of(t: &Task<Payload, Totals>) -> TaskIds {
+    TaskIds { tid: t.pid(), tgid: t.tgid() }
 }
 
 impl Procs {

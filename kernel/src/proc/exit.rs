@@ -90,12 +90,17 @@ pub fn exit_if_killed() {
 }
 
 /// Going back to ring 3 (after a system call, or for the first time): exit if the task's
-/// process is being killed, otherwise run in ONCPU_USR from now (`sched::enter_user_mode`:
-/// the check and the state switch under one lock). Call with interrupts off, so no kill
-/// slips in before ring 3.
+/// process is being killed, let the scheduler switch first if it wants the CPU, otherwise
+/// run in ONCPU_USR from now (`sched::enter_user_mode`: the checks and the state switch
+/// under one lock). Call with interrupts off, so no kill slips in before ring 3; a switch
+/// returns here with them still off, and the checks run again.
 pub fn return_to_user() {
-    if sched::enter_user_mode() {
-        exit_killed()
+    loop {
+        match sched::enter_user_mode() {
+            sched::UserReturn::Ready => return,
+            sched::UserReturn::Killed => exit_killed(),
+            sched::UserReturn::Reschedule => sched::preempt_if_needed(),
+        }
     }
 }
 

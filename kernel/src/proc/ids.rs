@@ -28,14 +28,15 @@ fn current_field<R: Default>(f: impl FnOnce(&Task<Payload, Totals>) -> R) -> R {
     super::with(|p| p.table.get(sched::current()).map(f).unwrap_or_default())
 }
 
-/// The running thread's id (`gettid`).
+/// The running thread's id (`gettid`). The ids never change, so the scheduler publishes
+/// the running task's at each switch: one load, no lock.
 pub fn current_tid() -> i32 {
-    current_field(|t| t.pid())
+    sched::current_ids().tid
 }
 
-/// The running thread's process id (`getpid`: its thread group id).
+/// The running thread's process id (`getpid`: its thread group id), as [`current_tid`].
 pub fn current_pid() -> i32 {
-    current_field(|t| t.tgid())
+    sched::current_ids().tgid
 }
 
 /// The running process's parent's process id (`getppid`; 0 if none).

@@ -32,9 +32,11 @@ pub use counters::{
     account_blocks, account_read, account_write, note_minor_fault, with_current as with_current_counters,
 };
 pub use interrupts::{irq_enter, irq_outcome, irq_return, set_line_kind, tick};
-pub use running::{current_msa, enter_user_mode, kill, kill_pending, killed, set_running_state, syscall_entered};
+pub use running::{
+    current_msa, enter_user_mode, kill, kill_pending, killed, msa_now, set_running_state, syscall_entered, UserReturn,
+};
 pub use sleep::{block_current, sleep_ns, wake};
-pub use state::{current, slot_of, ThreadStart};
+pub use state::{current, current_ids, slot_of, TaskIds, ThreadStart};
 pub(crate) use state::{with, Sched};
 pub use switch::{idle_loop, preempt_if_needed, yield_now};
 pub use tasks::{

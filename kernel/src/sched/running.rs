@@ -7,10 +7,21 @@
 //! The kill flag says the task's process is exiting: the task must leave through
 //! `proc/exit.rs` instead of returning to user mode.
 
-use tally_microstate::{MicroState, MsaTimes};
+use tally_microstate::{MicroState, MsaTimes, ACCOUNTING_ENABLED};
 use tally_runqueue::{BlockReason, SleepKind, TaskSlot, TaskState};
 
 use super::state::{self, Store};
+
+/// The TSC value for a running-state change: read only when accounting is compiled in
+/// (without it the clocks keep no time, and a system call should not pay for the read).
+#[inline(always)]
+pub fn msa_now() -> u64 {
+    if ACCOUNTING_ENABLED {
+        hal::tsc::read()
+    } else {
+        0
+    }
+}
 
 /// The running task now runs in `state` (ONCPU_USR, ONCPU_SYS or ONCPU_TRAP): its
 /// microstate clock switches at this instant (or when the current interrupt ends).
@@ -21,35 +32,53 @@ pub fn set_running_state(state: MicroState) {
     });
 }
 
-/// System-call entry: the task runs in the kernel (ONCPU_SYS) and has made one more call
-/// (counted for prstat's SCL) — one lock acquisition for both.
+/// System-call entry, with interrupts still off (the `syscall` instruction cleared IF, so
+/// the lock is taken without saving and restoring the flag): the task runs in the kernel
+/// (ONCPU_SYS) and has made one more call (counted for prstat's SCL) — one lock acquisition
+/// for both. The task is the current one and no interrupt is in progress, so the clock
+/// switches through the run queue's system-call hook, `set_current_running_state`.
 pub fn syscall_entered() {
-    state::with(|s| {
-        let me = s.rq.current();
+    state::with_irqs_off(|s| {
+        let (rq, me) = s.rq_and_current();
+        me.counters.syscalls += 1;
         // BEGIN LAB 3: a system call begins: from this TSC value the task runs in the kernel (ONCPU_SYS)
-        // STUB: let _ = me;
-        s.rq.set_running_state(&mut Store(&mut s.tasks), me, MicroState::OncpuSys, hal::tsc::read());
+        // STUB: let _ = rq;
+        rq.set_current_running_state(&mut me.se, &mut me.clock, MicroState::OncpuSys, msa_now());
         // END LAB 3
-        s.current_hot().counters.syscalls += 1;
     });
 }
 
+/// What the way back to ring 3 found ([`enter_user_mode`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserReturn {
+    /// The task runs in ONCPU_USR from now: return to user mode.
+    Ready,
+    /// Its process is being killed: the task must exit instead (nothing changed).
+    Killed,
+    /// The scheduler wants the CPU for another task (nothing changed): switch first, then
+    /// try again.
+    Reschedule,
+}
+
 /// Going back to ring 3 (after a system call, or for the first time): unless the task's
-/// process is being killed, it runs in ONCPU_USR from now — the check and the state switch
-/// under one lock. Returns whether it is being killed (then nothing changed: the caller
-/// must exit instead of returning). Call with interrupts off, so no kill slips in before
+/// process is being killed or the scheduler wants the CPU, the task runs in ONCPU_USR from
+/// now — the checks and the state switch under one lock. Call with interrupts off (the
+/// lock is taken without saving the flag), so no kill and no wake-up slips in before
 /// ring 3.
-pub fn enter_user_mode() -> bool {
-    state::with(|s| {
-        let me = s.rq.current();
-        let killed = s.hot(me).is_some_and(|h| h.killed);
-        if !killed {
-            // BEGIN LAB 3: back to ring 3: from this TSC value the task runs in user mode (ONCPU_USR)
-            // STUB: let _ = me;
-            s.rq.set_running_state(&mut Store(&mut s.tasks), me, MicroState::OncpuUsr, hal::tsc::read());
-            // END LAB 3
+pub fn enter_user_mode() -> UserReturn {
+    state::with_irqs_off(|s| {
+        let (rq, me) = s.rq_and_current();
+        if me.killed {
+            return UserReturn::Killed;
         }
-        killed
+        if rq.need_resched() {
+            return UserReturn::Reschedule;
+        }
+        // BEGIN LAB 3: back to ring 3: from this TSC value the task runs in user mode (ONCPU_USR)
+        // STUB: let _ = rq;
+        rq.set_current_running_state(&mut me.se, &mut me.clock, MicroState::OncpuUsr, msa_now());
+        // END LAB 3
+        UserReturn::Ready
     })
 }
 

@@ -5,7 +5,8 @@
 //! queue reaches a task's scheduling entity and microstate clock without a lookup. The
 //! whole [`Sched`] is behind one spin lock, always taken with interrupts disabled: there is
 //! one CPU, so "interrupts off" is the whole of the concurrency control, and an interrupt
-//! handler (the tick, a wake-up) can never find the lock held. See `docs/scheduler.md`.
+//! handler (the tick, a wake-up) can never find the lock held (it is taken with `try_lock`:
+//! finding it held is a bug, reported). See `docs/scheduler.md`.
 
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
@@ -13,7 +14,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use hal::context::Thread;
 use hal::shared_page::SharedPage;
-use spin::Mutex;
+use spin::{Mutex, MutexGuard};
 use tally_kstat::IoStats;
 use tally_microstate::{MsaClock, MsaTimes};
 use tally_runqueue::{RunQueue, SchedEntity, TaskSlot, TaskStore};
@@ -53,6 +54,26 @@ pub struct Hot {
     pub(super) counters: Counters,
     /// Its task-table key, for going from the run queue's slot back to the task.
     pub(super) key: TaskKey,
+    /// Its thread and process ids, which never change: published in [`CURRENT_IDS`] while it
+    /// runs.
+    pub(super) ids: TaskIds,
+}
+
+/// A task's thread id and process id (thread-group id): what `gettid` and `getpid` return.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaskIds {
+    pub tid: i32,
+    pub tgid: i32,
+}
+
+impl TaskIds {
+    const fn to_bits(self) -> u64 {
+        (self.tgid as u32 as u64) << 32 | self.tid as u32 as u64
+    }
+
+    const fn from_bits(bits: u64) -> Self {
+        TaskIds { tid: bits as u32 as i32, tgid: (bits >> 32) as u32 as i32 }
+    }
 }
 
 /// The run queue and the tasks it schedules.
@@ -86,37 +107,53 @@ static SCHED: Mutex<Option<Sched>> = Mutex::new(None);
 /// whenever the run queue's current task changes, so a task asks who it is with one load.
 static CURRENT: AtomicU64 = AtomicU64::new(u64::MAX);
 
+/// The running task's [`TaskIds`], written with [`CURRENT`]: `getpid` is one load, with no
+/// lock and no table lookup.
+static CURRENT_IDS: AtomicU64 = AtomicU64::new(0);
+
+/// The lock, with interrupts already off. Nobody can be holding it: there is one CPU and
+/// the lock is only ever taken with interrupts off, so no interrupt handler can cut in
+/// while it is held. Finding it held means the kernel re-entered it (a bug), which is
+/// reported here rather than spun on forever.
+#[inline(always)]
+fn lock() -> MutexGuard<'static, Option<Sched>> {
+    SCHED.try_lock().expect("the scheduler's lock taken while held (re-entered)")
+}
+
 /// Run `f` on the scheduler state with interrupts disabled.
 pub(crate) fn with<R>(f: impl FnOnce(&mut Sched) -> R) -> R {
-    hal::cpu::without_interrupts(|| f(SCHED.lock().as_mut().expect("sched::init not called")))
+    hal::cpu::without_interrupts(|| f(lock().as_mut().expect("sched::init not called")))
 }
 
 /// [`with`], or `None` before [`super::init`] (interrupt hooks may run that early).
 pub(crate) fn try_with<R>(f: impl FnOnce(&mut Sched) -> R) -> Option<R> {
-    hal::cpu::without_interrupts(|| SCHED.lock().as_mut().map(f))
+    hal::cpu::without_interrupts(|| lock().as_mut().map(f))
 }
 
 /// [`with`] for code that already runs with interrupts disabled (interrupt handlers, the
-/// switch path): the lock without saving and restoring the interrupt flag around it.
+/// switch path, system-call entry): the lock without saving and restoring the interrupt
+/// flag around it.
 pub(super) fn with_irqs_off<R>(f: impl FnOnce(&mut Sched) -> R) -> R {
-    f(SCHED.lock().as_mut().expect("sched::init not called"))
+    f(lock().as_mut().expect("sched::init not called"))
 }
 
 /// [`with_irqs_off`], or `None` before [`super::init`].
 pub(super) fn try_with_irqs_off<R>(f: impl FnOnce(&mut Sched) -> R) -> Option<R> {
-    SCHED.lock().as_mut().map(f)
+    lock().as_mut().map(f)
 }
 
 pub(super) fn install(s: Sched) {
-    let key = s.tasks[s.rq.current().0 as usize].as_ref().map(|h| h.key);
-    hal::cpu::without_interrupts(|| *SCHED.lock() = Some(s));
-    if let Some(k) = key {
-        set_current(k);
+    if let Some(hot) = s.tasks[s.rq.current().0 as usize].as_ref() {
+        set_current(hot);
     }
+    hal::cpu::without_interrupts(|| *SCHED.lock() = Some(s));
 }
 
-pub(super) fn set_current(key: TaskKey) {
-    CURRENT.store(key.to_bits(), Ordering::Relaxed);
+/// `hot`'s task is now the running one (its key and ids are published for [`current`] and
+/// [`current_ids`]).
+pub(super) fn set_current(hot: &Hot) {
+    CURRENT.store(hot.key.to_bits(), Ordering::Relaxed);
+    CURRENT_IDS.store(hot.ids.to_bits(), Ordering::Relaxed);
 }
 
 /// The running task. A task always gets its own key: the word changes only when the CPU
@@ -124,6 +161,12 @@ pub(super) fn set_current(key: TaskKey) {
 #[inline]
 pub fn current() -> TaskKey {
     TaskKey::from_bits(CURRENT.load(Ordering::Relaxed))
+}
+
+/// The running task's thread and process ids (as [`current`], one load).
+#[inline]
+pub fn current_ids() -> TaskIds {
+    TaskIds::from_bits(CURRENT_IDS.load(Ordering::Relaxed))
 }
 
 /// The run queue's name for a task: its table key's slot.
@@ -162,6 +205,14 @@ impl Sched {
     pub(super) fn current_hot(&mut self) -> &mut Hot {
         let slot = self.rq.current();
         self.hot_mut(slot).expect("the running task has no scheduler state")
+    }
+
+    /// The run queue and the running task's per-task state, borrowed together: the
+    /// system-call paths touch both, and look the task up once.
+    pub(super) fn rq_and_current(&mut self) -> (&mut RunQueue, &mut Hot) {
+        let slot = self.rq.current();
+        let hot = self.tasks.get_mut(slot.0 as usize).and_then(Option::as_mut);
+        (&mut self.rq, hot.expect("the running task has no scheduler state"))
     }
 
     /// Integrate the run queue's new shape (tasks waiting for the CPU, and whether a

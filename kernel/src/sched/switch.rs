@@ -41,9 +41,8 @@ impl Sched {
         }
         let from = Arc::clone(&prev.thread);
         let Some(next) = self.hot(sw.next) else { panic!("a runnable task has no scheduler state") };
-        let (key, vvar_slot) = (next.key, next.vvar_slot);
-        let to = Arc::clone(&next.thread);
-        state::set_current(key);
+        let (to, vvar_slot) = (Arc::clone(&next.thread), next.vvar_slot);
+        state::set_current(next);
         // Which clock page a user-space reader finds its own (the vvar header).
         self.vvar.current = vvar_slot;
         Some((from, to))

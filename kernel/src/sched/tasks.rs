@@ -20,7 +20,7 @@ use tally_tasktable::TaskKey;
 use tally_uapi::errno::ENOMEM;
 use tally_uapi::msa::vvar::{thread_page, ThreadClock, VvarHeader, NO_PAGE, VVAR_BASE, VVAR_MAGIC, VVAR_THREADS};
 
-use super::state::{self, slot_of, Hot, Sched, Store, ThreadStart};
+use super::state::{self, slot_of, Hot, Sched, Store, TaskIds, ThreadStart};
 use super::switch::{switch_and_clean, thread_entry};
 
 /// How a new task is scheduled.
@@ -73,6 +73,7 @@ pub fn init(idle: TaskKey, entry_tsc: u64) {
         start: None,
         counters: Counters::default(),
         key: idle,
+        ids: TaskIds::default(),
     });
     let rq = RunQueue::new(config, slot_of(idle), &mut Store(&mut tasks), now);
     state::install(Sched {
@@ -137,10 +138,18 @@ impl Sched {
     }
 }
 
-/// Admit task `key`, just entered in the task table, to the run queue: it runs `start` on
-/// `new`'s thread when first switched to, scheduled by `entity` (marked as having a user
-/// space if `user`), its clock started at TSC `now` on the active queue.
-pub fn admit(key: TaskKey, entity: SchedEntity, user: bool, new: NewThread, start: ThreadStart, now: u64) {
+/// Admit task `key` (ids `ids`), just entered in the task table, to the run queue: it runs
+/// `start` on `new`'s thread when first switched to, scheduled by `entity` (marked as having
+/// a user space if `user`), its clock started at TSC `now` on the active queue.
+pub fn admit(
+    key: TaskKey,
+    ids: TaskIds,
+    entity: SchedEntity,
+    user: bool,
+    new: NewThread,
+    start: ThreadStart,
+    now: u64,
+) {
     let se = if user { entity.with_user_space() } else { entity };
     let NewThread { thread, mut clock, space } = new;
     *clock = MsaClock::new(now, MicroState::OnActiveQueue);
@@ -148,8 +157,17 @@ pub fn admit(key: TaskKey, entity: SchedEntity, user: bool, new: NewThread, star
         Some(space) => Sched::map_clock_page(space, &mut clock, key.index()),
         None => NO_PAGE,
     };
-    let hot =
-        Hot { se, clock, vvar_slot, killed: false, thread, start: Some(start), counters: Counters::default(), key };
+    let hot = Hot {
+        se,
+        clock,
+        vvar_slot,
+        killed: false,
+        thread,
+        start: Some(start),
+        counters: Counters::default(),
+        key,
+        ids,
+    };
     state::with(|s| {
         let i = key.index() as usize;
         if s.tasks.len() <= i {

@@ -10,9 +10,10 @@
 //!    system call may sleep, and may be preempted like any kernel code —
 //! 2. [`dispatch`] looks the number up in [`TABLE`] (Linux's numbers, `tally_uapi::syscall`)
 //!    and calls the handler with the six argument registers; unknown numbers get `-ENOSYS`;
-//! 3. the result (`>= 0`, or `-errno`) goes into `frame.rax`; a reschedule the call asked
-//!    for (it woke someone more important) happens now, before returning to user mode;
-//! 4. [`leave`], with interrupts off: the running microstate becomes ONCPU_USR.
+//! 3. the result (`>= 0`, or `-errno`) goes into `frame.rax`;
+//! 4. [`leave`], with interrupts off: a reschedule the call asked for (it woke someone more
+//!    important) happens now, then the running microstate becomes ONCPU_USR — the checks
+//!    and the switch under one acquisition of the scheduler's lock.
 //!
 //! Handlers live one file per concern: `io.rs` (read, write, pipe2, close: descriptors),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
@@ -68,56 +69,62 @@ type Handler = fn(&Args) -> SysResult;
 /// Numbers are below this (Tally's own calls start at 500).
 pub const NR_SYSCALLS: usize = 511;
 
-/// The dispatch table: by number, the call's name (for traces and reports) and handler.
-pub static TABLE: [Option<(&str, Handler)>; NR_SYSCALLS] = {
-    let mut t: [Option<(&str, Handler)>; NR_SYSCALLS] = [None; NR_SYSCALLS];
-    t[SYS_READ] = Some(("read", io::read));
-    t[SYS_WRITE] = Some(("write", io::write));
-    t[SYS_OPEN] = Some(("open", io::open));
-    t[SYS_CLOSE] = Some(("close", io::close));
-    t[SYS_PIPE2] = Some(("pipe2", io::pipe2));
-    t[SYS_LSEEK] = Some(("lseek", files::lseek));
-    t[SYS_STAT] = Some(("stat", files::stat));
-    t[SYS_FSTAT] = Some(("fstat", files::fstat));
-    t[SYS_MKDIR] = Some(("mkdir", files::mkdir));
-    t[SYS_UNLINK] = Some(("unlink", files::unlink));
-    t[SYS_GETDENTS64] = Some(("getdents64", files::getdents64));
-    t[SYS_FSYNC] = Some(("fsync", files::fsync));
-    t[SYS_SOCKET] = Some(("socket", netlink::socket));
-    t[SYS_SENDTO] = Some(("sendto", netlink::sendto));
-    t[SYS_RECVFROM] = Some(("recvfrom", netlink::recvfrom));
-    t[SYS_BIND] = Some(("bind", netlink::bind));
-    t[SYS_SETSOCKOPT] = Some(("setsockopt", netlink::setsockopt));
-    t[SYS_GETSOCKOPT] = Some(("getsockopt", netlink::getsockopt));
-    t[SYS_MMAP] = Some(("mmap", mmap::mmap));
-    t[SYS_MUNMAP] = Some(("munmap", mmap::munmap));
-    t[SYS_BRK] = Some(("brk", mmap::brk));
-    t[SYS_SCHED_YIELD] = Some(("sched_yield", scheduling::sched_yield));
-    t[SYS_NANOSLEEP] = Some(("nanosleep", scheduling::nanosleep));
-    t[SYS_GETPID] = Some(("getpid", process::getpid));
-    t[SYS_EXIT] = Some(("exit", process::exit));
-    t[SYS_WAIT4] = Some(("wait4", wait::wait4));
-    t[SYS_KILL] = Some(("kill", process::kill));
-    t[SYS_GETUID] = Some(("getuid", process::getuid));
-    t[SYS_SETUID] = Some(("setuid", process::setuid));
-    t[SYS_GETPPID] = Some(("getppid", process::getppid));
-    t[SYS_SETPRIORITY] = Some(("setpriority", scheduling::setpriority));
-    t[SYS_SCHED_SETSCHEDULER] = Some(("sched_setscheduler", scheduling::sched_setscheduler));
-    t[SYS_GETTID] = Some(("gettid", process::gettid));
-    t[SYS_CLOCK_GETTIME] = Some(("clock_gettime", clock_gettime::clock_gettime));
-    t[SYS_EXIT_GROUP] = Some(("exit_group", process::exit_group));
-    t[SYS_SPAWN] = Some(("spawn", spawn::spawn));
-    t[SYS_THREAD_CREATE] = Some(("thread_create", spawn::thread_create));
-    t[SYS_MSA] = Some(("msa", msa::msa));
-    t[SYS_KSTAT_CHAIN] = Some(("kstat_chain", kstat_read::kstat_chain));
-    t[SYS_KSTAT_READ] = Some(("kstat_read", kstat_read::kstat_read));
-    t[SYS_BLK_READ] = Some(("blk_read", blk::blk_read));
-    t[SYS_BLK_WRITE] = Some(("blk_write", blk::blk_write));
-    t[SYS_PROC_STAT] = Some(("proc_stat", procstat::sys_proc_stat));
-    t[SYS_ACCT] = Some(("acct", acct_calls::acct));
-    t[SYS_JOB_CREATE] = Some(("job_create", acct_calls::job_create));
-    t[SYS_JOB_GETJID] = Some(("job_getjid", acct_calls::job_getjid));
-    t[SYS_CSA_CTL] = Some(("csa_ctl", acct_calls::csa_ctl));
+/// A number no call has: `-ENOSYS`.
+fn enosys(_: &Args) -> SysResult {
+    Err(ENOSYS)
+}
+
+/// The dispatch table: by number, the call's name (for traces and reports) and handler;
+/// `("", enosys)` where there is no call, so a lookup needs no second test.
+pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
+    let mut t: [(&str, Handler); NR_SYSCALLS] = [("", enosys); NR_SYSCALLS];
+    t[SYS_READ] = ("read", io::read);
+    t[SYS_WRITE] = ("write", io::write);
+    t[SYS_OPEN] = ("open", io::open);
+    t[SYS_CLOSE] = ("close", io::close);
+    t[SYS_PIPE2] = ("pipe2", io::pipe2);
+    t[SYS_LSEEK] = ("lseek", files::lseek);
+    t[SYS_STAT] = ("stat", files::stat);
+    t[SYS_FSTAT] = ("fstat", files::fstat);
+    t[SYS_MKDIR] = ("mkdir", files::mkdir);
+    t[SYS_UNLINK] = ("unlink", files::unlink);
+    t[SYS_GETDENTS64] = ("getdents64", files::getdents64);
+    t[SYS_FSYNC] = ("fsync", files::fsync);
+    t[SYS_SOCKET] = ("socket", netlink::socket);
+    t[SYS_SENDTO] = ("sendto", netlink::sendto);
+    t[SYS_RECVFROM] = ("recvfrom", netlink::recvfrom);
+    t[SYS_BIND] = ("bind", netlink::bind);
+    t[SYS_SETSOCKOPT] = ("setsockopt", netlink::setsockopt);
+    t[SYS_GETSOCKOPT] = ("getsockopt", netlink::getsockopt);
+    t[SYS_MMAP] = ("mmap", mmap::mmap);
+    t[SYS_MUNMAP] = ("munmap", mmap::munmap);
+    t[SYS_BRK] = ("brk", mmap::brk);
+    t[SYS_SCHED_YIELD] = ("sched_yield", scheduling::sched_yield);
+    t[SYS_NANOSLEEP] = ("nanosleep", scheduling::nanosleep);
+    t[SYS_GETPID] = ("getpid", process::getpid);
+    t[SYS_EXIT] = ("exit", process::exit);
+    t[SYS_WAIT4] = ("wait4", wait::wait4);
+    t[SYS_KILL] = ("kill", process::kill);
+    t[SYS_GETUID] = ("getuid", process::getuid);
+    t[SYS_SETUID] = ("setuid", process::setuid);
+    t[SYS_GETPPID] = ("getppid", process::getppid);
+    t[SYS_SETPRIORITY] = ("setpriority", scheduling::setpriority);
+    t[SYS_SCHED_SETSCHEDULER] = ("sched_setscheduler", scheduling::sched_setscheduler);
+    t[SYS_GETTID] = ("gettid", process::gettid);
+    t[SYS_CLOCK_GETTIME] = ("clock_gettime", clock_gettime::clock_gettime);
+    t[SYS_EXIT_GROUP] = ("exit_group", process::exit_group);
+    t[SYS_SPAWN] = ("spawn", spawn::spawn);
+    t[SYS_THREAD_CREATE] = ("thread_create", spawn::thread_create);
+    t[SYS_MSA] = ("msa", msa::msa);
+    t[SYS_KSTAT_CHAIN] = ("kstat_chain", kstat_read::kstat_chain);
+    t[SYS_KSTAT_READ] = ("kstat_read", kstat_read::kstat_read);
+    t[SYS_BLK_READ] = ("blk_read", blk::blk_read);
+    t[SYS_BLK_WRITE] = ("blk_write", blk::blk_write);
+    t[SYS_PROC_STAT] = ("proc_stat", procstat::sys_proc_stat);
+    t[SYS_ACCT] = ("acct", acct_calls::acct);
+    t[SYS_JOB_CREATE] = ("job_create", acct_calls::job_create);
+    t[SYS_JOB_GETJID] = ("job_getjid", acct_calls::job_getjid);
+    t[SYS_CSA_CTL] = ("csa_ctl", acct_calls::csa_ctl);
     t
 };
 
@@ -132,13 +139,13 @@ pub fn int_arg(v: u64) -> i32 {
 const USER_RFLAGS_MASK: u64 = 0x0025_4dd5;
 const RFLAGS_IF_AND_ONE: u64 = 0x202;
 
-/// Run the system call in `frame` (steps 1–3 of the module comment). Returns with
-/// interrupts enabled; the stub then disables them and calls [`leave`].
+/// Run the system call in `frame` (steps 1–3 of the module comment). Called with
+/// interrupts off (the `syscall` instruction cleared IF); returns with them enabled; the
+/// stub then disables them and calls [`leave`].
 pub fn entry(frame: &mut SyscallFrame) {
     sched::syscall_entered();
     hal::cpu::enable_interrupts();
     frame.rax = dispatch(frame) as u64;
-    sched::preempt_if_needed();
     // What sysretq will load must be a user context: a handler that rewrote the frame
     // (exec, signals — later) must not send the CPU anywhere else.
     if frame.rip >= USER_END {
@@ -149,8 +156,10 @@ pub fn entry(frame: &mut SyscallFrame) {
 }
 
 /// Step 4, with interrupts off, just before `sysretq`: back to ONCPU_USR — unless the
-/// process is being killed, in which case the thread exits here. (Checked with interrupts
-/// off, so no `exit_group` can slip in between the check and the return to user mode.)
+/// process is being killed, in which case the thread exits here, or the scheduler wants the
+/// CPU for another task (the call woke someone more important, or the tick ended the
+/// slice), which it gets first. (Checked with interrupts off, so no `exit_group` and no
+/// wake-up can slip in between the checks and the return to user mode.)
 pub fn leave(_frame: &mut SyscallFrame) {
     proc::return_to_user();
 }
@@ -158,9 +167,8 @@ pub fn leave(_frame: &mut SyscallFrame) {
 /// Call the handler for `frame`'s number with its arguments; `-errno` on failure.
 pub fn dispatch(frame: &mut SyscallFrame) -> i64 {
     let nr = frame.number();
-    let handler = usize::try_from(nr).ok().and_then(|n| TABLE.get(n).copied().flatten());
-    let result = match handler {
-        Some((_, h)) => h(&frame.args()),
+    let result = match usize::try_from(nr).ok().and_then(|n| TABLE.get(n)) {
+        Some((_, handler)) => handler(frame.args()),
         None => Err(ENOSYS),
     };
     match result {

@@ -119,3 +119,27 @@ fn a_process_sum_is_exactly_the_sum_of_its_threads_snapshots() {
     expect(&sum, OncpuUsr, 500 + 400, "thread 0 ran in user mode 0..500, thread 1 from 600");
     assert_eq!(sum.iter().sum::<u64>(), 1_000 + 900 + 800, "the sum of the threads' ages");
 }
+
+#[test]
+fn switch_on_cpu_does_what_switch_does_between_on_cpu_states() {
+    // The same transitions (one with a `now` that went backwards, one at the same TSC value)
+    // through both paths leave identical clocks: settled times, last change, state, episodes.
+    let (mut general, mut fast) = (MsaClock::new(0, OnActiveQueue), MsaClock::new(0, OnActiveQueue));
+    for c in [&mut general, &mut fast] {
+        c.switch(40, OncpuSys); // off the run queue: closes a delay episode (not on-CPU)
+    }
+    let steps =
+        [(100, OncpuUsr), (250, OncpuSys), (240, OncpuTrap), (300, OncpuTrap), (300, OncpuUsr), (420, OncpuSys)];
+    for (now, state) in steps {
+        general.switch(now, state);
+        fast.switch_on_cpu(now, state);
+        assert_eq!(fast, general, "after the switch to {state:?} at {now}");
+    }
+    assert_eq!(fast.delays(500), general.delays(500));
+    let t = fast.snapshot(500);
+    expect(&t, OnActiveQueue, 40, "born on the run queue, picked at 40");
+    expect(&t, OncpuSys, 60 + 80, "40..100 and 420..500");
+    expect(&t, OncpuUsr, 150 + 120, "100..250 and 300..420");
+    expect(&t, OncpuTrap, 50, "entered at 240, which went backwards: charged from 250 to 300");
+    assert_eq!(t.iter().sum::<u64>(), 500);
+}

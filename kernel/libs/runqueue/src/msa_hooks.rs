@@ -175,6 +175,21 @@ impl RunQueue {
         // END LAB 3
     }
 
+    /// [`RunQueue::set_running_state`] for the current task, outside any interrupt: the
+    /// system-call paths, which know both by construction (a `syscall` comes from ring 3,
+    /// where no interrupt handler can be in progress, and its way back runs on the call's
+    /// own kernel stack with interrupts off). So the clock switches now, between two on-CPU
+    /// states ([`MsaClock::switch_on_cpu`]), and the hook does the clock's work and nothing
+    /// else: no "is it the current task, inside an interrupt?" test, no delay class. The
+    /// caller hands in the current task's entity and clock (it has looked the task up
+    /// already, for its own bookkeeping).
+    #[inline]
+    pub fn set_current_running_state(&self, se: &mut SchedEntity, clock: &mut MsaClock, state: MicroState, now: u64) {
+        debug_assert!(!self.irq.in_irq(), "a system-call path inside an interrupt");
+        se.running_state = state;
+        clock.switch_on_cpu(now, state);
+    }
+
     /// An interrupt on `line` begins at `now`: the current task is `INTERRUPTED` (see
     /// [`IrqAccounting::irq_enter`](tally_microstate::IrqAccounting::irq_enter)).
     pub fn irq_enter<S: TaskStore + ?Sized>(&mut self, store: &mut S, line: usize, now: u64) {

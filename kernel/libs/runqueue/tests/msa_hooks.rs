@@ -7,7 +7,9 @@
 mod common;
 
 use common::Sys;
-use tally_runqueue::{BlockReason, MicroState, MsaTimes, PrevAction, SchedConfig, SchedEntity, SleepKind, TaskSlot};
+use tally_runqueue::{
+    BlockReason, MicroState, MsaTimes, PrevAction, SchedConfig, SchedEntity, SleepKind, TaskSlot, TaskStore,
+};
 use MicroState::*;
 
 fn sys() -> Sys {
@@ -95,5 +97,24 @@ fn a_system_call_switches_the_running_state_at_entry_and_exit() {
     let t = clocks(&mut sys, a);
     expect(&t, "a", OncpuUsr, 4_000 + 750, "set_running_state(ONCPU_USR) at 4250");
     expect(&t, "a", OncpuSys, 250, "set_running_state(ONCPU_SYS) at 4000, back to ONCPU_USR at 4250");
+    sys.check();
+}
+
+#[test]
+fn the_system_call_hook_switches_the_current_task_like_set_running_state() {
+    let mut sys = sys();
+    let a = sys.spawn(SchedEntity::new(0).with_running_state(OncpuUsr));
+    sys.schedule(PrevAction::Preempted);
+    sys.now = 4_000;
+    let (se, clock) = sys.store.task(a);
+    sys.rq.set_current_running_state(se, clock, OncpuSys, sys.now); // the system call enters
+    sys.now = 4_250;
+    let (se, clock) = sys.store.task(a);
+    sys.rq.set_current_running_state(se, clock, OncpuUsr, sys.now); // and returns to ring 3
+    sys.now = 5_000;
+    let t = clocks(&mut sys, a);
+    expect(&t, "a", OncpuUsr, 4_000 + 750, "set_current_running_state(ONCPU_USR) at 4250");
+    expect(&t, "a", OncpuSys, 250, "set_current_running_state(ONCPU_SYS) at 4000, back at 4250");
+    assert_eq!(sys.state_of(a), OncpuUsr);
     sys.check();
 }

@@ -9,7 +9,7 @@
 use super::{Sys, TIMER_LINE};
 use proptest::prelude::*;
 use tally_runqueue::{
-    BlockReason, MicroState, Policy, PrevAction, SchedConfig, SchedEntity, SleepKind, TaskSlot, TaskState,
+    BlockReason, MicroState, Policy, PrevAction, SchedConfig, SchedEntity, SleepKind, TaskSlot, TaskState, TaskStore,
     NR_MICROSTATES,
 };
 
@@ -301,7 +301,14 @@ impl Sim {
             }
             Ev::SetRunning(usr) => {
                 let s = if usr { MicroState::OncpuUsr } else { MicroState::OncpuSys };
-                self.sys.rq.set_running_state(&mut self.sys.store, curr, s, now);
+                if in_irq {
+                    self.sys.rq.set_running_state(&mut self.sys.store, curr, s, now);
+                } else {
+                    // The system-call paths' hook: it relies on the current task being in
+                    // an on-CPU state outside interrupts (asserted in debug builds).
+                    let (se, clock) = self.sys.store.task(curr);
+                    self.sys.rq.set_current_running_state(se, clock, s, now);
+                }
             }
         }
         self.check_now();
