@@ -174,7 +174,7 @@ fn at_exit(id: &Identity, now: u64, status: ExitStatus, totals: &Totals, group: 
 }
 
 /// The record of one task or process as the bus carries it: converted once, written
-/// straight into the message (`fill` → the `struct taskstats` image in the STATS attribute,
+/// straight into the message (`fill_into` → the `struct taskstats` image in the STATS attribute,
 /// each clock in nanoseconds into the MSA attribute), with no image built and copied first.
 pub struct Record<'a>(pub &'a TaskAccounting);
 
@@ -184,7 +184,7 @@ impl WriteRecord for Record<'_> {
         let boot_ns = time::boot_unix_seconds().saturating_mul(1_000_000_000);
         out.stats(tally_taskstats::Taskstats::SIZE, |b| {
             if let Ok(image) = <&mut [u8; tally_taskstats::Taskstats::SIZE]>::try_from(b) {
-                tally_taskstats::fill(self.0, &clock, boot_ns).write_to(image);
+                tally_taskstats::fill_into(self.0, &clock, boot_ns, image); // `b` comes zeroed
             }
         });
         out.msa(8 * self.0.msa_ticks.len(), |b| tally_taskstats::write_msa_ns(&self.0.msa_ticks, &clock, b));

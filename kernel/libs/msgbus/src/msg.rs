@@ -133,9 +133,13 @@ impl MsgBuilder {
         }
     }
 
+    /// Pads to 4 (usually nothing to do: every attribute the bus writes ends aligned).
+    #[inline]
     fn pad(&mut self) {
         let want = nla_align(self.buf.len());
-        self.buf.resize(want, 0);
+        if want != self.buf.len() {
+            self.buf.resize(want, 0);
+        }
     }
 
     /// Raw bytes straight after what is there (no attribute header, no padding before):
@@ -194,8 +198,19 @@ impl MsgBuilder {
         self.put_bytes(ty, &v.to_le_bytes())
     }
 
+    /// (The same bytes as `put_bytes(ty, &v.to_le_bytes())`, appended in one piece: the
+    /// header and value of a pid or tgid attribute, in every taskstats reply.)
     pub fn put_u32(&mut self, ty: u16, v: u32) -> &mut Self {
-        self.put_bytes(ty, &v.to_le_bytes())
+        const LEN: usize = NLA_HDRLEN + 4;
+        if !self.room(LEN + NLA_HDRLEN) {
+            return self;
+        }
+        self.pad();
+        let mut attr = [0u8; LEN];
+        attr[..NLA_HDRLEN].copy_from_slice(&NlAttr { nla_len: LEN as u16, nla_type: ty }.to_bytes());
+        attr[NLA_HDRLEN..].copy_from_slice(&v.to_le_bytes());
+        self.buf.extend_from_slice(&attr);
+        self
     }
 
     /// A `u64` attribute. (Linux's `nla_put_u64_64bit` may insert a pad attribute to align
