@@ -481,6 +481,14 @@ impl<E: ?Sized> Bus<E> {
         }
     }
 
+    /// A buffer to build a message in: a kept one ([`recycle`](Self::recycle)) if there is
+    /// one, else a new (empty) vector. Give the message back with
+    /// [`deliver_owned_to_cpu_listeners`](Self::deliver_owned_to_cpu_listeners), so that a
+    /// listener's `recv` recycles it again: exit records then cost no allocation.
+    pub fn spare_buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
+    }
+
     /// The next datagram without dequeuing it (`MSG_PEEK`).
     pub fn peek(&self, s: SockId) -> Result<Option<&[u8]>, i32> {
         Ok(self.socket(s)?.queue.peek())
@@ -674,6 +682,13 @@ impl<E: ?Sized> Bus<E> {
     /// registration order. Never blocks: a listener whose buffer is full drops it (counted,
     /// `ENOBUFS` pending).
     pub fn deliver_to_cpu_listeners(&mut self, family: u16, cpu: u32, msg: &[u8]) -> Delivery {
+        self.offer_to_cpu_listeners(family, cpu, Some(msg.to_vec()))
+    }
+
+    /// [`deliver_to_cpu_listeners`](Self::deliver_to_cpu_listeners) of a message the caller
+    /// built and gives up: the last listener queues `msg` itself, only the others a copy (so
+    /// with one listener nothing is copied).
+    pub fn deliver_owned_to_cpu_listeners(&mut self, family: u16, cpu: u32, msg: Vec<u8>) -> Delivery {
         self.offer_to_cpu_listeners(family, cpu, Some(msg))
     }
 
@@ -685,22 +700,26 @@ impl<E: ?Sized> Bus<E> {
         self.offer_to_cpu_listeners(family, cpu, None)
     }
 
-    /// [`deliver_to_cpu_listeners`](Self::deliver_to_cpu_listeners) of `msg`, or with
-    /// `None` [`drop_at_cpu_listeners`](Self::drop_at_cpu_listeners).
-    fn offer_to_cpu_listeners(&mut self, family: u16, cpu: u32, msg: Option<&[u8]>) -> Delivery {
+    /// [`deliver_owned_to_cpu_listeners`](Self::deliver_owned_to_cpu_listeners) of `msg`,
+    /// or with `None` [`drop_at_cpu_listeners`](Self::drop_at_cpu_listeners).
+    fn offer_to_cpu_listeners(&mut self, family: u16, cpu: u32, mut msg: Option<Vec<u8>>) -> Delivery {
         let mut d = Delivery::default();
-        // BEGIN LAB 8: offer a copy (or a loss, for None) to each socket whose mask has the CPU; count both ways
-        // STUB: let _ = (family, cpu, msg);
-        let Some(l) = family_index(family).and_then(|i| self.listeners.get(i)) else { return d };
-        if !l.any_on(cpu) {
+        // BEGIN LAB 8: offer the message (the last listener gets it, the others a copy) or a loss, for None, to each socket whose mask has the CPU; count both ways
+        // STUB: let _ = (family, cpu, &mut msg);
+        let Some(i) = family_index(family).filter(|&i| self.listeners.get(i).is_some_and(|l| l.any_on(cpu))) else {
             return d;
-        }
+        };
         let bit = 1u64 << cpu; // cpu < 64 checked by any_on
-        let targets: Vec<SockId> = l.regs.iter().filter(|(_, m)| m & bit != 0).map(|&(s, _)| s).collect();
-        for s in targets {
+        let last = self.listeners[i].regs.iter().rposition(|&(_, m)| m & bit != 0);
+        for k in 0..self.listeners[i].regs.len() {
+            let (s, m) = self.listeners[i].regs[k];
+            if m & bit == 0 {
+                continue;
+            }
             let Ok(sock) = self.socket_mut(s) else { continue };
-            let ok = match msg {
-                Some(msg) => sock.queue.offer(msg.to_vec()),
+            let ok = match &mut msg {
+                Some(bytes) if Some(k) == last => sock.queue.offer(core::mem::take(bytes)),
+                Some(bytes) => sock.queue.offer(bytes.clone()),
                 None => {
                     sock.queue.lose(0);
                     false

@@ -59,7 +59,7 @@ pub use family::{Family, FamilyCx, FamilyInfo, GenlOp, Request, Sender};
 pub use msg::MsgBuilder;
 pub use socket::SocketStats;
 pub use taskstats::{
-    exit_message, parse_taskstats_message, RecordOut, StatsRecord, TaskstatsFamily, TaskstatsMessage, TaskstatsSource,
+    exit_message, exit_message_in, parse_taskstats_message, GroupRecord, RecordOut, StatsRecord, TaskstatsFamily, TaskstatsMessage, TaskstatsSource,
     WriteRecord,
 };
 

@@ -241,6 +241,36 @@ impl MsgBuilder {
         self
     }
 
+    /// The bytes so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Appends a copy of the bytes at `range` (whole attributes already written, so the
+    /// copy starts aligned); returns where the copy starts. `Err(EINVAL)` if `range` is not
+    /// inside what is written, or an attribute error reported before.
+    pub fn copy_within(&mut self, range: core::ops::Range<usize>) -> Result<usize, i32> {
+        if let Some(e) = self.err {
+            return Err(e);
+        }
+        if range.start > range.end || range.end > self.buf.len() || !self.room(range.len()) {
+            return Err(self.err.unwrap_or(EINVAL));
+        }
+        self.pad();
+        let at = self.buf.len();
+        self.buf.extend_from_within(range);
+        Ok(at)
+    }
+
+    /// Overwrites bytes already written at `at` (a type, an id, a flag of a copied record);
+    /// out of range: nothing, and [`finish`](Self::finish) reports `EINVAL`.
+    pub fn patch(&mut self, at: usize, bytes: &[u8]) {
+        match self.buf.get_mut(at..at.saturating_add(bytes.len())) {
+            Some(dst) => dst.copy_from_slice(bytes),
+            None => self.fail(EINVAL),
+        }
+    }
+
     /// Opens a nest of type `ty`: the attributes put until the matching
     /// [`nest_end`](Self::nest_end) become its payload. The type is written as given,
     /// *without* `NLA_F_NESTED` (Linux's `nla_nest_start_noflag`, which TASKSTATS uses because

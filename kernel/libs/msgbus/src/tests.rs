@@ -919,3 +919,47 @@ fn recv_copy_takes_what_recv_would() {
     assert_eq!((st.received, st.queued), (2, 0));
     assert_eq!(bus.recv_copy(s, |_| true), Ok(None));
 }
+
+/// A record whose STATS is a whole `struct taskstats` (what the kernel sends).
+fn taskstats_rec(flag: u8) -> StatsRecord {
+    let t = Taskstats { version: TASKSTATS_VERSION, ac_flag: flag, ac_pid: 7, ac_utime: 1234, ..Taskstats::zeroed() };
+    StatsRecord { stats: t.to_bytes().to_vec(), msa_ns: Some((0..13u64).flat_map(|i| (i * 7).to_le_bytes()).collect()) }
+}
+
+#[test]
+fn a_one_thread_process_record_is_the_thread_record_copied_with_agroup() {
+    let thread = taskstats_rec(AFORK);
+    let process = taskstats_rec(AFORK | AGROUP);
+    let written = exit_message(TS, 3, 7, &thread, Some((7, &process))).unwrap();
+    let copied =
+        crate::taskstats::exit_message_in(vec![0xee; 5], TS, 3, 7, &thread, Some((7, GroupRecord::ThreadsOwn)))
+            .unwrap();
+    assert_eq!(copied, written, "byte for byte the message with the process record written out");
+    let m = parse_taskstats_message(&copied).unwrap();
+    let tgid = m.tgid().unwrap();
+    assert_eq!((tgid.id, Taskstats::from_bytes(tgid.stats).unwrap().ac_flag), (7, AFORK | AGROUP));
+    // A STATS too short to hold `ac_flag` cannot be patched: an error, not a wrong record.
+    let short = StatsRecord { stats: vec![1; 8], msa_ns: None };
+    let e = crate::taskstats::exit_message_in(Vec::new(), TS, 3, 7, &short, Some((7, GroupRecord::ThreadsOwn)));
+    assert_eq!(e, Err(EINVAL));
+}
+
+#[test]
+fn an_owned_message_goes_to_the_last_listener_and_copies_to_the_others() {
+    let (mut bus, a) = setup();
+    let b = bus.open(AF_NETLINK, SOCK_DGRAM, NETLINK_GENERIC, 300).unwrap();
+    for s in [a, b] {
+        send(&mut bus, s, &ts_req(1, 0, Command::RegisterCpumask("0")), ROOT);
+    }
+    let msg = exit_message(TS, 0, 1, &rec(1, true), None).unwrap();
+    let buf = bus.spare_buffer();
+    assert!(buf.is_empty());
+    let d = bus.deliver_owned_to_cpu_listeners(TS, 0, msg.clone());
+    assert_eq!((d.delivered_to, d.dropped), (vec![a, b], 0));
+    for s in [a, b] {
+        assert_eq!(bus.recv(s).unwrap().unwrap(), msg);
+    }
+    // A received datagram's buffer given back is the next spare one.
+    bus.recycle(msg);
+    assert!(bus.spare_buffer().capacity() > 0);
+}
