@@ -27,7 +27,8 @@
 //!   queue) and `recv` of the reply, without the system calls and user copies; param 1 —
 //!   the snapshot alone (`acct::of_pid_into`, as a GET takes it: the task's
 //!   clocks, delays, counters and memory under the task lock, written into a record);
-//!   param 2 — `fill` alone (accounting → `struct taskstats`).
+//!   param 2 — `fill_into` alone (accounting → the `struct taskstats` image, zeroed first as
+//!   the reply's STATS attribute is).
 
 use tally_msgbus::taskstats::{request, Command};
 use tally_uapi::errno::EAGAIN;
@@ -152,7 +153,9 @@ fn get_parts(h: &mut Harness, s: &Socket, family: u16, me: i32) {
     });
     let Ok(acct) = acct::of_pid(me) else { return };
     let clock = crate::base::time::clock();
+    let mut image = [0u8; tally_taskstats::Taskstats::SIZE];
     h.measure("taskstats_get_parts", 2, OPS, |_| {
-        let _ = core::hint::black_box(tally_taskstats::fill(&acct, &clock, 0));
+        image.fill(0); // as the reply's STATS attribute comes
+        tally_taskstats::fill_into(&acct, &clock, 0, core::hint::black_box(&mut image));
     });
 }
