@@ -132,7 +132,11 @@ pub struct Target {
 /// near the limit"), each with the benchmark rows that measure it.
 pub const TARGETS: [Target; 9] = [
     Target { operation: "null system call (getpid)", of: Of::Cost(Measure::One("null_syscall", 0)), at_most: 155.0 },
-    Target { operation: "read own CPU clocks: msa(MSA_SELF)", of: Of::Cost(Measure::One("msa_self", 0)), at_most: 300.0 },
+    Target {
+        operation: "read own CPU clocks: msa(MSA_SELF)",
+        of: Of::Cost(Measure::One("msa_self", 0)),
+        at_most: 300.0,
+    },
     Target {
         operation: "read own thread's clocks: msa(MSA_THREAD)",
         of: Of::Cost(Measure::One("msa_thread", 0)),

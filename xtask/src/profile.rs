@@ -273,8 +273,8 @@ fn trace(image: &Path, what: &str, iters: u64, log: &Path) -> Result<String, Str
 }
 
 pub fn run(what: &str, no_accounting: bool, iters: u64) -> Result<ExitCode, String> {
-    let per_op =
-        syscalls_per_op(what).ok_or_else(|| format!("cannot profile {what:?}: choose getpid, msa, tsget, exit0 or exit1"))?;
+    let per_op = syscalls_per_op(what)
+        .ok_or_else(|| format!("cannot profile {what:?}: choose getpid, msa, tsget, exit0 or exit1"))?;
     if iters < 4 {
         return Err("--iters must be at least 4".into());
     }
@@ -308,7 +308,11 @@ pub fn run(what: &str, no_accounting: bool, iters: u64) -> Result<ExitCode, Stri
             println!("{raw}");
         }
         let per = |n: usize| n as f64 / iters as f64;
-        println!("ubench {what} ({label}): {} instructions in {iters} operations, {:.1} per operation", pcs.len(), per(pcs.len()));
+        println!(
+            "ubench {what} ({label}): {} instructions in {iters} operations, {:.1} per operation",
+            pcs.len(),
+            per(pcs.len())
+        );
         println!("{:>9} {:>6}  function (instructions per operation)", "instr", "%");
         for (name, n) in &rows {
             println!("{:>9.1} {:>5.1}%  {name}", per(*n), *n as f64 * 100.0 / pcs.len() as f64);

@@ -255,7 +255,8 @@ impl ExitObserver for ExitRecords {
         // record is the thread's with AGROUP: the bus copies the encoded one instead of
         // building and encoding it again (`GroupRecord::ThreadsOwn`).
         let one_thread = matches!(&e.process, Some((id, total)) if same_at_exit(id, &e.thread, e.status) && *total == e.thread_totals);
-        let process = e.process.as_ref().filter(|_| !one_thread).map(|(id, total)| at_exit(id, e.now, e.status, total, true));
+        let process =
+            e.process.as_ref().filter(|_| !one_thread).map(|(id, total)| at_exit(id, e.now, e.status, total, true));
         let process_record = process.as_ref().map(|t| (t.tgid, Record(t)));
         let tgid = match &process_record {
             Some((tgid, r)) => Some((*tgid, GroupRecord::Own(r as &dyn WriteRecord))),

@@ -3,11 +3,12 @@
 //!
 //! * `taskstats_exit`, param = listeners (0 or 1): one kernel thread spawned, run, exited
 //!   and reaped, timed cycle by cycle. With no listener the exit path only checks an atomic
-//!   flag; with one it also builds the thread's record (`fill`, the generic-netlink
-//!   encoding: about 830 bytes) and queues it on the listener's socket. The ratio of the two
-//!   rows is what listening costs every exit. The listener is a real bus socket (what
-//!   `socket()` opens) with a 1 MiB receive buffer, emptied between cycles, outside the
-//!   timed window, so nothing is dropped.
+//!   flag; with one it also builds the thread's record (`fill_into`, the generic-netlink
+//!   encoding: about 830 bytes), the process's (a copy of it, for a one-thread process)
+//!   and queues them on the listener's socket. The difference of the two rows is what
+//!   listening costs every exit. The listener is a real bus socket (what `socket()` opens)
+//!   with a 1 MiB receive buffer, emptied between cycles (each datagram's buffer given back
+//!   to the bus, as `recvfrom` does), outside the timed window, so nothing is dropped.
 //! * `taskstats_exit_user`, param = listeners (0 or 1): the same with a user process,
 //!   `/test/exiter` (which exits at once), spawned, run, exited and reaped — the peer of
 //!   Linux's `fork_exit` rows (a process's life with and without a taskstats listener; Tally

@@ -59,8 +59,8 @@ pub use family::{Family, FamilyCx, FamilyInfo, GenlOp, Request, Sender};
 pub use msg::MsgBuilder;
 pub use socket::SocketStats;
 pub use taskstats::{
-    exit_message, exit_message_in, parse_taskstats_message, GroupRecord, RecordOut, StatsRecord, TaskstatsFamily, TaskstatsMessage, TaskstatsSource,
-    WriteRecord,
+    exit_message, exit_message_in, parse_taskstats_message, GroupRecord, RecordOut, StatsRecord, TaskstatsFamily,
+    TaskstatsMessage, TaskstatsSource, WriteRecord,
 };
 
 #[cfg(test)]

@@ -64,8 +64,8 @@
 
 use tally_clock::TscClock;
 use tally_microstate::{DelayEpisodes, DelayStats, MicroState, MsaTimes};
-pub use tally_uapi::taskstats::{KernelTimespec, Taskstats, TASKSTATS_VERSION};
 use tally_uapi::taskstats::AGROUP;
+pub use tally_uapi::taskstats::{KernelTimespec, Taskstats, TASKSTATS_VERSION};
 
 /// Length of the kernel's command names (Linux `TASK_COMM_LEN`).
 pub const TASK_COMM_LEN: usize = 16;
