@@ -244,6 +244,7 @@ impl Image<'_> {
     }
     /// One delay kind, `(count, total, max, min, max_ts)`, at the offsets `at`; a kind the
     /// task never waited in (all zeros) is left as the zeroed image has it.
+    #[inline(always)]
     fn delay(&mut self, [count, total, max, min, max_ts]: [usize; 5], d: (u64, u64, u64, u64, KernelTimespec)) {
         if d == (0, 0, 0, 0, KernelTimespec::ZERO) {
             return;
@@ -312,13 +313,18 @@ pub fn fill_into(a: &TaskAccounting, clock: &TscClock, boot_unix_ns: u64, out: &
     w.u8(at!(ac_flag), a.flags | if a.group { AGROUP } else { 0 });
     w.u8(at!(ac_nice), a.nice as u8);
 
-    let cpu = [at!(cpu_count), at!(cpu_delay_total), at!(cpu_delay_max), at!(cpu_delay_min), at!(cpu_delay_max_ts)];
-    w.delay(cpu, delay(&a.delays.cpu, run_queue));
-    let blkio =
+    // The three kinds in one loop: `delay` and `Image::delay` then appear once and are
+    // inlined (called three times, they were calls passing the tuple through memory).
+    const CPU: [usize; 5] =
+        [at!(cpu_count), at!(cpu_delay_total), at!(cpu_delay_max), at!(cpu_delay_min), at!(cpu_delay_max_ts)];
+    const BLKIO: [usize; 5] =
         [at!(blkio_count), at!(blkio_delay_total), at!(blkio_delay_max), at!(blkio_delay_min), at!(blkio_delay_max_ts)];
-    w.delay(blkio, delay(&a.delays.blkio, a.delays.blkio.total));
-    let irq = [at!(irq_count), at!(irq_delay_total), at!(irq_delay_max), at!(irq_delay_min), at!(irq_delay_max_ts)];
-    w.delay(irq, delay(&a.delays.irq, a.delays.irq.total));
+    const IRQ: [usize; 5] =
+        [at!(irq_count), at!(irq_delay_total), at!(irq_delay_max), at!(irq_delay_min), at!(irq_delay_max_ts)];
+    let d = &a.delays;
+    for (offsets, e, total) in [(CPU, &d.cpu, run_queue), (BLKIO, &d.blkio, d.blkio.total), (IRQ, &d.irq, d.irq.total)] {
+        w.delay(offsets, delay(e, total));
+    }
     w.u64(at!(cpu_run_real_total), on_cpu_ns);
     w.u64(at!(cpu_run_virtual_total), on_cpu_ns);
     w.u64(at!(cpu_scaled_run_real_total), on_cpu_ns);
