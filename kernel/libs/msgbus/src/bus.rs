@@ -101,7 +101,7 @@ const ROVER_START: u32 = (-4096i32) as u32;
 pub struct SockId(u64);
 
 impl SockId {
-    fn new(slot: usize, gen: u32) -> Self {
+    pub(crate) fn new(slot: usize, gen: u32) -> Self {
         SockId((u64::from(gen) << 32) | (slot as u64 & 0xffff_ffff))
     }
 
@@ -154,12 +154,93 @@ pub struct BusStats {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Delivery {
     /// Sockets that queued it: wake their readers.
-    pub delivered_to: Vec<SockId>,
+    pub delivered_to: SockList,
     /// Listeners whose buffer was full (or all of them, for a message that could not be
     /// built).
     pub dropped: u32,
     /// Those listeners: their next `recv` reports `ENOBUFS`, so wake their readers too.
-    pub dropped_at: Vec<SockId>,
+    pub dropped_at: SockList,
+}
+
+/// A list of sockets that keeps its first two in place and only allocates for a third:
+/// every exit record is delivered with a [`Delivery`], and with one or two listeners (the
+/// common case) reporting who got it must not cost an allocation on the exit path. Reads
+/// as a slice (`Deref`), compares with a `Vec`.
+#[derive(Clone)]
+pub struct SockList {
+    len: usize,
+    inline: [SockId; 2],
+    /// All the entries, once there are more than `inline` holds.
+    spilled: Vec<SockId>,
+}
+
+impl Default for SockList {
+    fn default() -> Self {
+        SockList { len: 0, inline: [SockId(0); 2], spilled: Vec::new() }
+    }
+}
+
+impl SockList {
+    pub fn push(&mut self, s: SockId) {
+        if self.len < self.inline.len() {
+            self.inline[self.len] = s;
+        } else {
+            if self.spilled.is_empty() {
+                self.spilled.extend_from_slice(&self.inline);
+            }
+            self.spilled.push(s);
+        }
+        self.len += 1;
+    }
+}
+
+impl core::ops::Deref for SockList {
+    type Target = [SockId];
+    fn deref(&self) -> &[SockId] {
+        if self.len <= self.inline.len() { &self.inline[..self.len] } else { &self.spilled }
+    }
+}
+
+impl core::ops::DerefMut for SockList {
+    fn deref_mut(&mut self) -> &mut [SockId] {
+        if self.len <= self.inline.len() { &mut self.inline[..self.len] } else { &mut self.spilled }
+    }
+}
+
+impl core::fmt::Debug for SockList {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for SockList {
+    fn eq(&self, o: &SockList) -> bool {
+        **self == **o
+    }
+}
+
+impl Eq for SockList {}
+
+impl PartialEq<Vec<SockId>> for SockList {
+    fn eq(&self, o: &Vec<SockId>) -> bool {
+        **self == **o
+    }
+}
+
+impl<'a> IntoIterator for &'a SockList {
+    type Item = &'a SockId;
+    type IntoIter = core::slice::Iter<'a, SockId>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl IntoIterator for SockList {
+    type Item = SockId;
+    type IntoIter = vec::IntoIter<SockId>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.to_vec().into_iter()
+    }
 }
 
 /// One family's listeners: each socket's CPU mask, their union, and the per-CPU sequence

@@ -53,7 +53,7 @@ pub mod msg;
 pub mod socket;
 pub mod taskstats;
 
-pub use bus::{Bus, BusStats, Delivery, SockId, MAX_SEND, MAX_SOCKETS};
+pub use bus::{Bus, BusStats, Delivery, SockId, SockList, MAX_SEND, MAX_SOCKETS};
 pub use ctrl::Controller;
 pub use family::{Family, FamilyCx, FamilyInfo, GenlOp, Request, Sender};
 pub use msg::MsgBuilder;
