@@ -197,13 +197,21 @@ impl SockList {
 impl core::ops::Deref for SockList {
     type Target = [SockId];
     fn deref(&self) -> &[SockId] {
-        if self.len <= self.inline.len() { &self.inline[..self.len] } else { &self.spilled }
+        if self.len <= self.inline.len() {
+            &self.inline[..self.len]
+        } else {
+            &self.spilled
+        }
     }
 }
 
 impl core::ops::DerefMut for SockList {
     fn deref_mut(&mut self) -> &mut [SockId] {
-        if self.len <= self.inline.len() { &mut self.inline[..self.len] } else { &mut self.spilled }
+        if self.len <= self.inline.len() {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.spilled
+        }
     }
 }
 
@@ -239,7 +247,11 @@ impl IntoIterator for SockList {
     type Item = SockId;
     type IntoIter = vec::IntoIter<SockId>;
     fn into_iter(self) -> Self::IntoIter {
-        self.to_vec().into_iter()
+        let SockList { len, inline, mut spilled } = self;
+        if len <= inline.len() {
+            spilled.extend_from_slice(&inline[..len]);
+        }
+        spilled.into_iter()
     }
 }
 

@@ -322,7 +322,8 @@ pub fn fill_into(a: &TaskAccounting, clock: &TscClock, boot_unix_ns: u64, out: &
     const IRQ: [usize; 5] =
         [at!(irq_count), at!(irq_delay_total), at!(irq_delay_max), at!(irq_delay_min), at!(irq_delay_max_ts)];
     let d = &a.delays;
-    for (offsets, e, total) in [(CPU, &d.cpu, run_queue), (BLKIO, &d.blkio, d.blkio.total), (IRQ, &d.irq, d.irq.total)] {
+    for (offsets, e, total) in [(CPU, &d.cpu, run_queue), (BLKIO, &d.blkio, d.blkio.total), (IRQ, &d.irq, d.irq.total)]
+    {
         w.delay(offsets, delay(e, total));
     }
     w.u64(at!(cpu_run_real_total), on_cpu_ns);
