@@ -37,16 +37,21 @@ pub fn syscalls_per_op(what: &str) -> Option<usize> {
         // One hop of the 2-process pipe ring: a `write` that wakes the peer, then this
         // process's blocking `read`, the switch, and the peer's `read` returning.
         "ctx" => Some(2),
+        // A process's life: spawn, the child's run and exit, wait, the listener's reads;
+        // no fixed count of calls, so the whole loop is shown, per operation.
+        "exit0" | "exit1" => Some(0),
         _ => None,
     }
 }
 
-/// The arguments after `WHAT N` on ubench's command line: the ring's size for `ctx`.
-fn extra_args(what: &str) -> &'static str {
-    if what == "ctx" {
-        " 2"
-    } else {
-        ""
+/// `ubench`'s arguments for profiling `what` over `iters` operations (the ring's size for
+/// `ctx`).
+fn ubench_args(what: &str, iters: u64) -> String {
+    match what {
+        "exit0" => format!("exit {iters} 0"),
+        "exit1" => format!("exit {iters} 1"),
+        "ctx" => format!("ctx {iters} 2"),
+        _ => format!("{what} {iters}"),
     }
 }
 
@@ -204,7 +209,7 @@ fn trace(image: &Path, what: &str, iters: u64, log: &Path) -> Result<String, Str
     let _ = std::fs::remove_file(log);
     let disk = crate::acctdisk::Disk::fresh("profile")?;
     let q = qemu::Qemu::new(image, disk.path())
-        .cmdline(&format!("demo=off -- ubench --profile {what} {iters}{}", extra_args(what)))
+        .cmdline(&format!("demo=off -- ubench --profile {}", ubench_args(what, iters)))
         .icount(true)
         .monitor(&sock)
         // QEMU 7.2 spells one instruction per block `-singlestep` (later: one-insn-per-tb).
@@ -273,8 +278,8 @@ fn trace(image: &Path, what: &str, iters: u64, log: &Path) -> Result<String, Str
 }
 
 pub fn run(what: &str, no_accounting: bool, iters: u64) -> Result<ExitCode, String> {
-    let per_op =
-        syscalls_per_op(what).ok_or_else(|| format!("cannot profile {what:?}: choose getpid, msa, tsget or ctx"))?;
+    let per_op = syscalls_per_op(what)
+        .ok_or_else(|| format!("cannot profile {what:?}: choose getpid, msa, tsget, ctx, exit0 or exit1"))?;
     if iters < 4 {
         return Err("--iters must be at least 4".into());
     }
@@ -300,6 +305,25 @@ pub fn run(what: &str, no_accounting: bool, iters: u64) -> Result<ExitCode, Stri
     let pcs = parse_pcs(BufReader::new(file)).map_err(|e| format!("cannot read {}: {e}", log.display()))?;
     if pcs.is_empty() {
         return Err(format!("the log {} holds no executed instructions (is `log exec` supported?)", log.display()));
+    }
+    if per_op == 0 {
+        // The whole loop, per operation (see `syscalls_per_op`).
+        let rows = attribute(&pcs, &kernel, &user, build::KERNEL_BASE);
+        if let Some(raw) = console.lines().find(|l| l.starts_with("BENCHRAW ")) {
+            println!("{raw}");
+        }
+        let per = |n: usize| n as f64 / iters as f64;
+        println!(
+            "ubench {what} ({label}): {} instructions in {iters} operations, {:.1} per operation",
+            pcs.len(),
+            per(pcs.len())
+        );
+        println!("{:>9} {:>6}  function (instructions per operation)", "instr", "%");
+        for (name, n) in &rows {
+            println!("{:>9.1} {:>5.1}%  {name}", per(*n), *n as f64 * 100.0 / pcs.len() as f64);
+        }
+        println!("log: {}", log.display());
+        return Ok(ExitCode::SUCCESS);
     }
     let iterations = iterations(&pcs, entry, per_op);
     if iterations.len() < 4 {

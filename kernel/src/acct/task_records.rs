@@ -21,7 +21,7 @@
 
 use alloc::sync::Arc;
 use tally_memacct::MemUsage;
-use tally_msgbus::taskstats::{RecordOut, TaskstatsSource, WriteRecord};
+use tally_msgbus::taskstats::{GroupRecord, RecordOut, TaskstatsSource, WriteRecord};
 use tally_msgbus::Sender;
 use tally_taskstats::{Memory, TaskAccounting};
 use tally_tasktable::{wcoredump, wifsignaled, ExitStatus, TaskKey};
@@ -173,8 +173,17 @@ fn at_exit(id: &Identity, now: u64, status: ExitStatus, totals: &Totals, group: 
     a
 }
 
+/// Do identities `a` and `b` give the same record at an exit with `status` ([`at_exit`])?
+/// Their exit statuses may differ as long as each is none yet or `status`: the record's
+/// status is `status` either way (the process's leader is read after it ended, its thread
+/// before).
+fn same_at_exit(a: &Identity, b: &Identity, status: ExitStatus) -> bool {
+    let settled = |id: &Identity| id.exit_status.is_none_or(|s| s == status);
+    settled(a) && settled(b) && Identity { exit_status: None, ..*a } == Identity { exit_status: None, ..*b }
+}
+
 /// The record of one task or process as the bus carries it: converted once, written
-/// straight into the message (`fill` → the `struct taskstats` image in the STATS attribute,
+/// straight into the message (`fill_into` → the `struct taskstats` image in the STATS attribute,
 /// each clock in nanoseconds into the MSA attribute), with no image built and copied first.
 pub struct Record<'a>(pub &'a TaskAccounting);
 
@@ -184,7 +193,7 @@ impl WriteRecord for Record<'_> {
         let boot_ns = time::boot_unix_seconds().saturating_mul(1_000_000_000);
         out.stats(tally_taskstats::Taskstats::SIZE, |b| {
             if let Ok(image) = <&mut [u8; tally_taskstats::Taskstats::SIZE]>::try_from(b) {
-                tally_taskstats::fill(self.0, &clock, boot_ns).write_to(image);
+                tally_taskstats::fill_into(self.0, &clock, boot_ns, image); // `b` comes zeroed
             }
         });
         out.msa(8 * self.0.msa_ticks.len(), |b| tally_taskstats::write_msa_ns(&self.0.msa_ticks, &clock, b));
@@ -242,9 +251,18 @@ impl ExitObserver for ExitRecords {
 
     fn exited(&self, e: &ExitEvent) {
         let thread = at_exit(&e.thread, e.now, e.status, &e.thread_totals, false);
-        let process = e.process.as_ref().map(|(id, total)| at_exit(id, e.now, e.status, total, true));
+        // A process whose one thread this was has the thread's identity and totals, so its
+        // record is the thread's with AGROUP: the bus copies the encoded one instead of
+        // building and encoding it again (`GroupRecord::ThreadsOwn`).
+        let one_thread = matches!(&e.process, Some((id, total)) if same_at_exit(id, &e.thread, e.status) && *total == e.thread_totals);
+        let process =
+            e.process.as_ref().filter(|_| !one_thread).map(|(id, total)| at_exit(id, e.now, e.status, total, true));
         let process_record = process.as_ref().map(|t| (t.tgid, Record(t)));
-        let tgid = process_record.as_ref().map(|(tgid, r)| (*tgid, r as &dyn WriteRecord));
+        let tgid = match &process_record {
+            Some((tgid, r)) => Some((*tgid, GroupRecord::Own(r as &dyn WriteRecord))),
+            None if one_thread => Some((thread.tgid, GroupRecord::ThreadsOwn)),
+            None => None,
+        };
         crate::bus::deliver_exit(thread.pid, &Record(&thread), tgid);
     }
 }

@@ -3,11 +3,20 @@
 //!
 //! * `taskstats_exit`, param = listeners (0 or 1): one kernel thread spawned, run, exited
 //!   and reaped, timed cycle by cycle. With no listener the exit path only checks an atomic
-//!   flag; with one it also builds the thread's record (`fill`, the generic-netlink
-//!   encoding: about 830 bytes) and queues it on the listener's socket. The ratio of the two
-//!   rows is what listening costs every exit. The listener is a real bus socket (what
-//!   `socket()` opens) with a 1 MiB receive buffer, emptied between cycles, outside the
-//!   timed window, so nothing is dropped.
+//!   flag; with one it also builds the thread's record (`fill_into`, the generic-netlink
+//!   encoding: about 830 bytes), the process's (a copy of it, for a one-thread process)
+//!   and queues them on the listener's socket. The difference of the two rows is what
+//!   listening costs every exit. The listener is a real bus socket (what `socket()` opens)
+//!   with a 1 MiB receive buffer, emptied between cycles (each datagram's buffer given back
+//!   to the bus, as `recvfrom` does), outside the timed window, so nothing is dropped.
+//! * `taskstats_exit_user`, param = listeners (0 or 1): the same with a user process,
+//!   `/test/exiter` (which exits at once), spawned, run, exited and reaped — the peer of
+//!   Linux's `fork_exit` rows (a process's life with and without a taskstats listener; Tally
+//!   has no fork, so the process is spawned). Param 1 minus param 0 is **the extra cost of
+//!   an exit with one listener**: both records of the exit (the thread's and, as it ended
+//!   its process, the process's) built, encoded into one message and queued, and the
+//!   listener's readers woken. The listener is emptied between cycles outside the timed
+//!   window, as in Linux's peer.
 //! * `taskstats_deliver`, param = 1 listener: `bus::deliver_exit` of one per-thread record
 //!   (this thread's, as `of_pid` reads it) — the taskstats part of an exit on its own:
 //!   convert, encode, queue. 10^9 / ns_per_op is the delivery throughput in records per
@@ -19,7 +28,8 @@
 //!   queue) and `recv` of the reply, without the system calls and user copies; param 1 —
 //!   the snapshot alone (`acct::of_pid_into`, as a GET takes it: the task's
 //!   clocks, delays, counters and memory under the task lock, written into a record);
-//!   param 2 — `fill` alone (accounting → `struct taskstats`).
+//!   param 2 — `fill_into` alone (accounting → the `struct taskstats` image, zeroed first as
+//!   the reply's STATS attribute is).
 
 use tally_msgbus::taskstats::{request, Command};
 use tally_uapi::errno::EAGAIN;
@@ -46,18 +56,36 @@ fn listener() -> Result<(Socket, u16), &'static str> {
     Ok((s, family))
 }
 
+/// Empty `s`, giving each datagram's buffer back to the bus as `recvfrom` does (the next
+/// exit record is built in it).
 fn drain(s: &Socket) {
-    while !matches!(s.recv(true), Err(EAGAIN)) {}
+    loop {
+        match s.recv(true) {
+            Ok(d) => s.recycle(d),
+            Err(EAGAIN) => return,
+            Err(_) => {}
+        }
+    }
 }
 
 fn nothing(_: u64) {}
 
-/// Ticks of `CYCLES` spawn → exit → reap cycles of a kernel thread.
-fn exit_cycles(listener: Option<&Socket>) -> Option<u64> {
+/// What each cycle spawns: a kernel thread, or the user program `/test/exiter`.
+#[derive(Clone, Copy)]
+enum Life {
+    Kthread,
+    User,
+}
+
+/// Ticks of `CYCLES` spawn → exit → reap cycles of `life`.
+fn exit_cycles(life: Life, listener: Option<&Socket>) -> Option<u64> {
     let mut ticks = 0u64;
     for _ in 0..CYCLES {
         let t0 = hal::tsc::read();
-        let pid = proc::spawn("exiter", SchedParams::Normal(0), nothing, 0).ok()?;
+        let pid = match life {
+            Life::Kthread => proc::spawn("exiter", SchedParams::Normal(0), nothing, 0).ok()?,
+            Life::User => proc::spawn_program("/test/exiter", &[b"exiter"]).ok()?,
+        };
         proc::wait(Some(pid)).ok()?;
         ticks += hal::tsc::read() - t0;
         if let Some(s) = listener {
@@ -67,13 +95,19 @@ fn exit_cycles(listener: Option<&Socket>) -> Option<u64> {
     Some(ticks)
 }
 
-pub fn taskstats(h: &mut Harness) {
-    // Both rows after one warm-up cycle each: nobody listening first, then one listener.
-    let _ = exit_cycles(None);
-    match exit_cycles(None) {
-        Some(t) => h.report("taskstats_exit", 0, CYCLES, t),
-        None => println!("bench: taskstats_exit: spawn or wait failed"),
+/// One `name`/`listeners` row: a warm-up run of cycles, then the timed one.
+fn exit_row(h: &mut Harness, name: &str, life: Life, listener: Option<&Socket>) {
+    let _ = exit_cycles(life, listener);
+    match exit_cycles(life, listener) {
+        Some(t) => h.report(name, listener.is_some() as u64, CYCLES, t),
+        None => println!("bench: {name}: spawn or wait failed"),
     }
+}
+
+pub fn taskstats(h: &mut Harness) {
+    // Nobody listening first, then one listener.
+    exit_row(h, "taskstats_exit", Life::Kthread, None);
+    exit_row(h, "taskstats_exit_user", Life::User, None);
     let (s, family) = match listener() {
         Ok(l) => l,
         Err(why) => {
@@ -81,11 +115,8 @@ pub fn taskstats(h: &mut Harness) {
             return;
         }
     };
-    let _ = exit_cycles(Some(&s));
-    match exit_cycles(Some(&s)) {
-        Some(t) => h.report("taskstats_exit", 1, CYCLES, t),
-        None => println!("bench: taskstats_exit: spawn or wait failed"),
-    }
+    exit_row(h, "taskstats_exit", Life::Kthread, Some(&s));
+    exit_row(h, "taskstats_exit_user", Life::User, Some(&s));
 
     let me = proc::current_ids().tid;
     get_parts(h, &s, family, me);
@@ -123,7 +154,9 @@ fn get_parts(h: &mut Harness, s: &Socket, family: u16, me: i32) {
     });
     let Ok(acct) = acct::of_pid(me) else { return };
     let clock = crate::base::time::clock();
+    let mut image = [0u8; tally_taskstats::Taskstats::SIZE];
     h.measure("taskstats_get_parts", 2, OPS, |_| {
-        let _ = core::hint::black_box(tally_taskstats::fill(&acct, &clock, 0));
+        image.fill(0); // as the reply's STATS attribute comes
+        tally_taskstats::fill_into(&acct, &clock, 0, core::hint::black_box(&mut image));
     });
 }

@@ -34,7 +34,7 @@ pub use socket::Socket;
 use alloc::boxed::Box;
 use core::sync::atomic::{AtomicBool, Ordering};
 use spin::Mutex;
-use tally_msgbus::taskstats::{exit_message, TaskstatsFamily, TaskstatsSource, WriteRecord};
+use tally_msgbus::taskstats::{exit_message_in, GroupRecord, TaskstatsFamily, TaskstatsSource, WriteRecord};
 use tally_msgbus::Bus;
 
 use crate::base::config::NR_CPUS;
@@ -83,11 +83,19 @@ pub fn exit_listeners() -> bool {
 /// and counts it (the listener's next `recv` fails once with `ENOBUFS`). A message that
 /// cannot be built is lost for every listener, and counted and reported the same way (its
 /// sequence number is used up too, so the gap shows).
-pub fn deliver_exit(pid: u32, pid_rec: &dyn WriteRecord, tgid: Option<(u32, &dyn WriteRecord)>) {
+///
+/// The message is encoded once, in a buffer a listener's `recv` gave back, and that buffer
+/// itself is queued (only a second listener would get a copy): no allocation, no copy.
+pub fn deliver_exit<'a>(
+    pid: u32,
+    pid_rec: &'a (dyn WriteRecord + 'a),
+    tgid: Option<(u32, GroupRecord<'a, dyn WriteRecord + 'a>)>,
+) {
     let woken = with_bus(|s| {
         let seq = s.bus.next_exit_seq(s.taskstats, THIS_CPU);
-        let d = match exit_message(s.taskstats, seq, pid, pid_rec, tgid) {
-            Ok(msg) => s.bus.deliver_to_cpu_listeners(s.taskstats, THIS_CPU, &msg),
+        let buf = s.bus.spare_buffer();
+        let d = match exit_message_in(buf, s.taskstats, seq, pid, pid_rec, tgid) {
+            Ok(msg) => s.bus.deliver_owned_to_cpu_listeners(s.taskstats, THIS_CPU, msg),
             Err(e) => {
                 let d = s.bus.drop_at_cpu_listeners(s.taskstats, THIS_CPU);
                 log::error!(

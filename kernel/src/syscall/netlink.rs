@@ -75,8 +75,9 @@ pub fn bind(a: &Args) -> SysResult {
 
 /// Requests up to this many bytes are copied into a buffer on the kernel stack; longer ones
 /// (up to `MAX_SEND`) into an allocated one. Every request a program such as `getdelays`
-/// sends (a GET, a cpumask registration, a family lookup) is well under it.
-const SEND_ON_STACK: usize = 256;
+/// sends (a GET is 28 bytes, a family lookup 36, a cpumask registration about as much) is
+/// under it. Small, because the buffer is zeroed on every call before the copy fills it.
+const SEND_ON_STACK: usize = 64;
 
 /// Copy `len` bytes of request from user memory and hand them to the bus.
 pub fn send_from(sock: &bus::Socket, addr: u64, len: u64) -> SysResult {

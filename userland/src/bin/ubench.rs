@@ -21,6 +21,8 @@
 //! * `tsget N` → `taskstats_get`: N taskstats `GET PID` round trips over the message bus
 //!   (`sendto` of a prebuilt request for this process, blocking `recvfrom` of the ~1 KB
 //!   reply into a buffer, a look at its header) — what `getdelays -p` costs per question.
+//! * `exit N L` → `exit_user`, param L: N spawn → exit → wait cycles of `/test/exiter`
+//!   with L taskstats listeners (0 or 1) in this process; for `cargo xtask profile`.
 //! * `ctx N P` → `lat_ctx`, param P: a user-to-user context switch through a blocking call,
 //!   as LMbench's `lat_ctx` measures it. This process makes P pipes in a ring and spawns
 //!   P − 1 copies of itself (`ctxring`, inheriting the pipe ends); process i reads a one-byte
@@ -44,6 +46,7 @@ use tally_msgbus::taskstats::{request, Command};
 use tally_rt::bus::BusSocket;
 use tally_rt::process::parse_i64;
 use tally_rt::uapi::msa::{ClkT, MSA_SELF, MSA_THREAD, NR_MICROSTATES};
+use tally_rt::uapi::netlink::{MSG_DONTWAIT, SOL_SOCKET, SO_RCVBUF};
 use tally_rt::{eprintln, println, sys};
 
 extern crate alloc;
@@ -150,6 +153,7 @@ fn main() -> i32 {
             report("msa_thread_reader", 0, n, t0, t1);
         }
         "tsget" => return tsget(n),
+        "exit" => return exits(n, num(3).unwrap_or(0)),
         "ctx" => {
             let Some(p) = num(3).filter(|p| (2..=256).contains(p)) else { return usage() };
             return ctx_leader(n, p);
@@ -169,7 +173,7 @@ fn main() -> i32 {
 }
 
 fn usage() -> i32 {
-    eprintln!("usage: ubench [--profile] getpid N | msa N | msathread N | msathreadr N | tsget N | ctx N P");
+    eprintln!("usage: ubench [--profile] getpid N | msa N | msathread N | msathreadr N | tsget N | exit N L | ctx N P");
     2
 }
 
@@ -215,6 +219,58 @@ fn tsget(n: u64) -> i32 {
     }
     let t1 = rdtsc();
     report("taskstats_get", 0, n, t0, t1);
+    0
+}
+
+/// `exit N L`: N spawn → exit → wait cycles of `/test/exiter`, with L (0 or 1) taskstats
+/// listeners in this process (its socket emptied after each cycle, outside the timed part).
+/// For `cargo xtask profile exit0|exit1`: the two whole loops side by side show, function by
+/// function, what an exit costs more with a listener. (The bench's own rows of this,
+/// `taskstats_exit_user`, are timed by the kernel: `kernel/src/bench/bus_records.rs`.)
+fn exits(n: u64, listeners: u64) -> i32 {
+    let mut sock = None;
+    if listeners > 0 {
+        let setup = || -> Result<BusSocket, tally_rt::Errno> {
+            let mut s = BusSocket::open()?;
+            sys::setsockopt_int(s.fd(), SOL_SOCKET, SO_RCVBUF, 1 << 20)?;
+            let family = s.taskstats_family()?;
+            s.taskstats_acked(family, Command::RegisterCpumask("0"))?;
+            Ok(s)
+        };
+        match setup() {
+            Ok(s) => sock = Some(s),
+            Err(e) => {
+                eprintln!("ubench: exit: {e}");
+                return 1;
+            }
+        }
+    }
+    let mut buf = [0u8; 4096];
+    let mut drain = || {
+        if let Some(s) = &sock {
+            while sys::recv(s.fd(), &mut buf, MSG_DONTWAIT).is_ok() {}
+        }
+    };
+    let life = || -> Result<(), tally_rt::Errno> {
+        let pid = sys::spawn("/test/exiter", &["exiter"])?;
+        sys::wait4(pid as isize, None, 0, None).map(|_| ())
+    };
+    if let Err(e) = life() {
+        eprintln!("ubench: exit: {e}");
+        return 1;
+    }
+    drain();
+    start_marker(if listeners > 0 { "exit1" } else { "exit0" });
+    let mut ticks = 0;
+    for _ in 0..n {
+        let t0 = rdtsc();
+        if life().is_err() {
+            return 1;
+        }
+        ticks += rdtsc() - t0;
+        drain();
+    }
+    report("exit_user", listeners, n, 0, ticks);
     0
 }
 

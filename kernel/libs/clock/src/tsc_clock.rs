@@ -80,6 +80,7 @@ impl TscClock {
 
     /// Nanoseconds since boot at TSC value `tsc` (the monotonic clock). Values from before
     /// boot read as 0.
+    #[inline]
     pub const fn monotonic_ns(&self, tsc: u64) -> u64 {
         self.ticks_to_ns(tsc.saturating_sub(self.boot_tsc))
     }

@@ -101,7 +101,7 @@ const ROVER_START: u32 = (-4096i32) as u32;
 pub struct SockId(u64);
 
 impl SockId {
-    fn new(slot: usize, gen: u32) -> Self {
+    pub(crate) fn new(slot: usize, gen: u32) -> Self {
         SockId((u64::from(gen) << 32) | (slot as u64 & 0xffff_ffff))
     }
 
@@ -154,12 +154,105 @@ pub struct BusStats {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Delivery {
     /// Sockets that queued it: wake their readers.
-    pub delivered_to: Vec<SockId>,
+    pub delivered_to: SockList,
     /// Listeners whose buffer was full (or all of them, for a message that could not be
     /// built).
     pub dropped: u32,
     /// Those listeners: their next `recv` reports `ENOBUFS`, so wake their readers too.
-    pub dropped_at: Vec<SockId>,
+    pub dropped_at: SockList,
+}
+
+/// A list of sockets that keeps its first two in place and only allocates for a third:
+/// every exit record is delivered with a [`Delivery`], and with one or two listeners (the
+/// common case) reporting who got it must not cost an allocation on the exit path. Reads
+/// as a slice (`Deref`), compares with a `Vec`.
+#[derive(Clone)]
+pub struct SockList {
+    len: usize,
+    inline: [SockId; 2],
+    /// All the entries, once there are more than `inline` holds.
+    spilled: Vec<SockId>,
+}
+
+impl Default for SockList {
+    fn default() -> Self {
+        SockList { len: 0, inline: [SockId(0); 2], spilled: Vec::new() }
+    }
+}
+
+impl SockList {
+    pub fn push(&mut self, s: SockId) {
+        if self.len < self.inline.len() {
+            self.inline[self.len] = s;
+        } else {
+            if self.spilled.is_empty() {
+                self.spilled.extend_from_slice(&self.inline);
+            }
+            self.spilled.push(s);
+        }
+        self.len += 1;
+    }
+}
+
+impl core::ops::Deref for SockList {
+    type Target = [SockId];
+    fn deref(&self) -> &[SockId] {
+        if self.len <= self.inline.len() {
+            &self.inline[..self.len]
+        } else {
+            &self.spilled
+        }
+    }
+}
+
+impl core::ops::DerefMut for SockList {
+    fn deref_mut(&mut self) -> &mut [SockId] {
+        if self.len <= self.inline.len() {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.spilled
+        }
+    }
+}
+
+impl core::fmt::Debug for SockList {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for SockList {
+    fn eq(&self, o: &SockList) -> bool {
+        **self == **o
+    }
+}
+
+impl Eq for SockList {}
+
+impl PartialEq<Vec<SockId>> for SockList {
+    fn eq(&self, o: &Vec<SockId>) -> bool {
+        **self == **o
+    }
+}
+
+impl<'a> IntoIterator for &'a SockList {
+    type Item = &'a SockId;
+    type IntoIter = core::slice::Iter<'a, SockId>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl IntoIterator for SockList {
+    type Item = SockId;
+    type IntoIter = vec::IntoIter<SockId>;
+    fn into_iter(self) -> Self::IntoIter {
+        let SockList { len, inline, mut spilled } = self;
+        if len <= inline.len() {
+            spilled.extend_from_slice(&inline[..len]);
+        }
+        spilled.into_iter()
+    }
 }
 
 /// One family's listeners: each socket's CPU mask, their union, and the per-CPU sequence
@@ -481,6 +574,14 @@ impl<E: ?Sized> Bus<E> {
         }
     }
 
+    /// A buffer to build a message in: a kept one ([`recycle`](Self::recycle)) if there is
+    /// one, else a new (empty) vector. Give the message back with
+    /// [`deliver_owned_to_cpu_listeners`](Self::deliver_owned_to_cpu_listeners), so that a
+    /// listener's `recv` recycles it again: exit records then cost no allocation.
+    pub fn spare_buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
+    }
+
     /// The next datagram without dequeuing it (`MSG_PEEK`).
     pub fn peek(&self, s: SockId) -> Result<Option<&[u8]>, i32> {
         Ok(self.socket(s)?.queue.peek())
@@ -674,6 +775,13 @@ impl<E: ?Sized> Bus<E> {
     /// registration order. Never blocks: a listener whose buffer is full drops it (counted,
     /// `ENOBUFS` pending).
     pub fn deliver_to_cpu_listeners(&mut self, family: u16, cpu: u32, msg: &[u8]) -> Delivery {
+        self.offer_to_cpu_listeners(family, cpu, Some(msg.to_vec()))
+    }
+
+    /// [`deliver_to_cpu_listeners`](Self::deliver_to_cpu_listeners) of a message the caller
+    /// built and gives up: the last listener queues `msg` itself, only the others a copy (so
+    /// with one listener nothing is copied).
+    pub fn deliver_owned_to_cpu_listeners(&mut self, family: u16, cpu: u32, msg: Vec<u8>) -> Delivery {
         self.offer_to_cpu_listeners(family, cpu, Some(msg))
     }
 
@@ -685,22 +793,26 @@ impl<E: ?Sized> Bus<E> {
         self.offer_to_cpu_listeners(family, cpu, None)
     }
 
-    /// [`deliver_to_cpu_listeners`](Self::deliver_to_cpu_listeners) of `msg`, or with
-    /// `None` [`drop_at_cpu_listeners`](Self::drop_at_cpu_listeners).
-    fn offer_to_cpu_listeners(&mut self, family: u16, cpu: u32, msg: Option<&[u8]>) -> Delivery {
+    /// [`deliver_owned_to_cpu_listeners`](Self::deliver_owned_to_cpu_listeners) of `msg`,
+    /// or with `None` [`drop_at_cpu_listeners`](Self::drop_at_cpu_listeners).
+    fn offer_to_cpu_listeners(&mut self, family: u16, cpu: u32, mut msg: Option<Vec<u8>>) -> Delivery {
         let mut d = Delivery::default();
-        // BEGIN LAB 8: offer a copy (or a loss, for None) to each socket whose mask has the CPU; count both ways
-        // STUB: let _ = (family, cpu, msg);
-        let Some(l) = family_index(family).and_then(|i| self.listeners.get(i)) else { return d };
-        if !l.any_on(cpu) {
+        // BEGIN LAB 8: offer the message (the last listener gets it, the others a copy) or a loss, for None, to each socket whose mask has the CPU; count both ways
+        // STUB: let _ = (family, cpu, &mut msg);
+        let Some(i) = family_index(family).filter(|&i| self.listeners.get(i).is_some_and(|l| l.any_on(cpu))) else {
             return d;
-        }
+        };
         let bit = 1u64 << cpu; // cpu < 64 checked by any_on
-        let targets: Vec<SockId> = l.regs.iter().filter(|(_, m)| m & bit != 0).map(|&(s, _)| s).collect();
-        for s in targets {
+        let last = self.listeners[i].regs.iter().rposition(|&(_, m)| m & bit != 0);
+        for k in 0..self.listeners[i].regs.len() {
+            let (s, m) = self.listeners[i].regs[k];
+            if m & bit == 0 {
+                continue;
+            }
             let Ok(sock) = self.socket_mut(s) else { continue };
-            let ok = match msg {
-                Some(msg) => sock.queue.offer(msg.to_vec()),
+            let ok = match &mut msg {
+                Some(bytes) if Some(k) == last => sock.queue.offer(core::mem::take(bytes)),
+                Some(bytes) => sock.queue.offer(bytes.clone()),
                 None => {
                     sock.queue.lose(0);
                     false

@@ -53,14 +53,14 @@ pub mod msg;
 pub mod socket;
 pub mod taskstats;
 
-pub use bus::{Bus, BusStats, Delivery, SockId, MAX_SEND, MAX_SOCKETS};
+pub use bus::{Bus, BusStats, Delivery, SockId, SockList, MAX_SEND, MAX_SOCKETS};
 pub use ctrl::Controller;
 pub use family::{Family, FamilyCx, FamilyInfo, GenlOp, Request, Sender};
 pub use msg::MsgBuilder;
 pub use socket::SocketStats;
 pub use taskstats::{
-    exit_message, parse_taskstats_message, RecordOut, StatsRecord, TaskstatsFamily, TaskstatsMessage, TaskstatsSource,
-    WriteRecord,
+    exit_message, exit_message_in, parse_taskstats_message, GroupRecord, RecordOut, StatsRecord, TaskstatsFamily,
+    TaskstatsMessage, TaskstatsSource, WriteRecord,
 };
 
 #[cfg(test)]

@@ -133,9 +133,13 @@ impl MsgBuilder {
         }
     }
 
+    /// Pads to 4 (usually nothing to do: every attribute the bus writes ends aligned).
+    #[inline]
     fn pad(&mut self) {
         let want = nla_align(self.buf.len());
-        self.buf.resize(want, 0);
+        if want != self.buf.len() {
+            self.buf.resize(want, 0);
+        }
     }
 
     /// Raw bytes straight after what is there (no attribute header, no padding before):
@@ -194,8 +198,19 @@ impl MsgBuilder {
         self.put_bytes(ty, &v.to_le_bytes())
     }
 
+    /// (The same bytes as `put_bytes(ty, &v.to_le_bytes())`, appended in one piece: the
+    /// header and value of a pid or tgid attribute, in every taskstats reply.)
     pub fn put_u32(&mut self, ty: u16, v: u32) -> &mut Self {
-        self.put_bytes(ty, &v.to_le_bytes())
+        const LEN: usize = NLA_HDRLEN + 4;
+        if !self.room(LEN + NLA_HDRLEN) {
+            return self;
+        }
+        self.pad();
+        let mut attr = [0u8; LEN];
+        attr[..NLA_HDRLEN].copy_from_slice(&NlAttr { nla_len: LEN as u16, nla_type: ty }.to_bytes());
+        attr[NLA_HDRLEN..].copy_from_slice(&v.to_le_bytes());
+        self.buf.extend_from_slice(&attr);
+        self
     }
 
     /// A `u64` attribute. (Linux's `nla_put_u64_64bit` may insert a pad attribute to align
@@ -224,6 +239,36 @@ impl MsgBuilder {
         self.buf.push(0);
         self.pad();
         self
+    }
+
+    /// The bytes so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Appends a copy of the bytes at `range` (whole attributes already written, so the
+    /// copy starts aligned); returns where the copy starts. `Err(EINVAL)` if `range` is not
+    /// inside what is written, or an attribute error reported before.
+    pub fn copy_within(&mut self, range: core::ops::Range<usize>) -> Result<usize, i32> {
+        if let Some(e) = self.err {
+            return Err(e);
+        }
+        if range.start > range.end || range.end > self.buf.len() || !self.room(range.len()) {
+            return Err(self.err.unwrap_or(EINVAL));
+        }
+        self.pad();
+        let at = self.buf.len();
+        self.buf.extend_from_within(range);
+        Ok(at)
+    }
+
+    /// Overwrites bytes already written at `at` (a type, an id, a flag of a copied record);
+    /// out of range: nothing, and [`finish`](Self::finish) reports `EINVAL`.
+    pub fn patch(&mut self, at: usize, bytes: &[u8]) {
+        match self.buf.get_mut(at..at.saturating_add(bytes.len())) {
+            Some(dst) => dst.copy_from_slice(bytes),
+            None => self.fail(EINVAL),
+        }
     }
 
     /// Opens a nest of type `ty`: the attributes put until the matching

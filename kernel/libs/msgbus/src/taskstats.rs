@@ -44,10 +44,10 @@ use tally_uapi::msa::NR_MICROSTATES;
 use tally_uapi::netlink::NlMsgHdr;
 use tally_uapi::netlink::{GENL_ADMIN_PERM, GENL_HDRLEN, NLA_HDRLEN, NLMSG_HDRLEN, NLM_F_REQUEST};
 use tally_uapi::taskstats::{
-    Taskstats, TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, TASKSTATS_CMD_ATTR_PID, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
-    TASKSTATS_CMD_ATTR_TGID, TASKSTATS_CMD_GET, TASKSTATS_CMD_NEW, TASKSTATS_CPUMASK_MAXLEN, TASKSTATS_GENL_NAME,
-    TASKSTATS_GENL_VERSION, TASKSTATS_TYPE_AGGR_PID, TASKSTATS_TYPE_AGGR_TGID, TASKSTATS_TYPE_MSA, TASKSTATS_TYPE_PID,
-    TASKSTATS_TYPE_STATS, TASKSTATS_TYPE_TGID,
+    Taskstats, AGROUP, TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, TASKSTATS_CMD_ATTR_PID,
+    TASKSTATS_CMD_ATTR_REGISTER_CPUMASK, TASKSTATS_CMD_ATTR_TGID, TASKSTATS_CMD_GET, TASKSTATS_CMD_NEW,
+    TASKSTATS_CPUMASK_MAXLEN, TASKSTATS_GENL_NAME, TASKSTATS_GENL_VERSION, TASKSTATS_TYPE_AGGR_PID,
+    TASKSTATS_TYPE_AGGR_TGID, TASKSTATS_TYPE_MSA, TASKSTATS_TYPE_PID, TASKSTATS_TYPE_STATS, TASKSTATS_TYPE_TGID,
 };
 
 use crate::attr::Attr;
@@ -246,25 +246,71 @@ pub fn exit_message<R: WriteRecord + ?Sized>(
     pid_rec: &R,
     tgid: Option<(u32, &R)>,
 ) -> Result<Vec<u8>, i32> {
+    exit_message_in(Vec::new(), family, seq, pid, pid_rec, tgid.map(|(t, r)| (t, GroupRecord::Own(r))))
+}
+
+/// The process's record in an exit message ([`exit_message_in`]).
+pub enum GroupRecord<'a, R: ?Sized> {
+    /// Its own record, written like the thread's.
+    Own(&'a R),
+    /// The process had one thread, the one that exited: its record is the thread's (the
+    /// same identity, the same totals) with `AGROUP` in `ac_flag`, so the `AGGR_PID` nest
+    /// just written is copied and its types, id and flag patched — not encoded a second
+    /// time.
+    ThreadsOwn,
+}
+
+/// Offsets inside an `AGGR { ID u32, STATS, ... }` nest as [`put_aggr`] writes it: the
+/// nest's type, the id attribute's type and value, `ac_flag` in the STATS payload.
+const NEST_TYPE_AT: usize = 2;
+const ID_TYPE_AT: usize = NLA_HDRLEN + 2;
+const ID_AT: usize = 2 * NLA_HDRLEN;
+const STATS_LEN_AT: usize = ID_AT + 4;
+const AC_FLAG_AT: usize = STATS_LEN_AT + NLA_HDRLEN + core::mem::offset_of!(Taskstats, ac_flag);
+
+/// Appends a copy of the `AGGR_PID` nest at `pid_nest` as `AGGR_TGID` of `tgid`, `AGROUP`
+/// added to its `struct taskstats` (`EINVAL` if its STATS is too short to have `ac_flag`).
+fn put_group_copy(b: &mut MsgBuilder, pid_nest: core::ops::Range<usize>, tgid: u32) -> Result<(), i32> {
+    let stats_len = b.bytes().get(pid_nest.start + STATS_LEN_AT..pid_nest.start + STATS_LEN_AT + 2);
+    if stats_len.is_none_or(|l| usize::from(u16::from_le_bytes([l[0], l[1]])) <= AC_FLAG_AT - STATS_LEN_AT) {
+        return Err(EINVAL);
+    }
+    let (nest, id_ty) = AggrKind::Tgid.types();
+    let at = b.copy_within(pid_nest)?;
+    b.patch(at + NEST_TYPE_AT, &nest.to_le_bytes());
+    b.patch(at + ID_TYPE_AT, &id_ty.to_le_bytes());
+    b.patch(at + ID_AT, &tgid.to_le_bytes());
+    let flag = b.bytes().get(at + AC_FLAG_AT).copied().unwrap_or(0);
+    b.patch(at + AC_FLAG_AT, &[flag | AGROUP]);
+    Ok(())
+}
+
+/// [`exit_message`] built in `buf` (a buffer kept for reuse: [`crate::Bus::spare_buffer`]),
+/// the process's record given as a [`GroupRecord`].
+pub fn exit_message_in<R: WriteRecord + ?Sized>(
+    buf: Vec<u8>,
+    family: u16,
+    seq: u32,
+    pid: u32,
+    pid_rec: &R,
+    tgid: Option<(u32, GroupRecord<'_, R>)>,
+) -> Result<Vec<u8>, i32> {
     let aggrs = if tgid.is_some() { 2 } else { 1 };
-    let mut b = MsgBuilder::genl_with_capacity(
-        family,
-        0,
-        seq,
-        0,
-        TASKSTATS_CMD_NEW,
-        TASKSTATS_GENL_VERSION,
-        new_message_len(aggrs),
-    );
+    let mut b =
+        MsgBuilder::genl_in(buf, family, 0, seq, 0, TASKSTATS_CMD_NEW, TASKSTATS_GENL_VERSION, new_message_len(aggrs));
+    let start = b.len();
     put_aggr(&mut b, AggrKind::Pid, pid, |out| {
         pid_rec.write_record(out);
         Ok(())
     })?;
-    if let Some((tgid, rec)) = tgid {
-        put_aggr(&mut b, AggrKind::Tgid, tgid, |out| {
+    let pid_nest = start..b.len();
+    match tgid {
+        None => {}
+        Some((tgid, GroupRecord::Own(rec))) => put_aggr(&mut b, AggrKind::Tgid, tgid, |out| {
             rec.write_record(out);
             Ok(())
-        })?;
+        })?,
+        Some((tgid, GroupRecord::ThreadsOwn)) => put_group_copy(&mut b, pid_nest, tgid)?,
     }
     b.finish()
 }

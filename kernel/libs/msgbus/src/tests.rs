@@ -575,7 +575,7 @@ fn an_exit_message_that_could_not_be_built_is_a_counted_drop_at_each_listener() 
     assert_eq!(bus.deliver_to_cpu_listeners(TS, 0, &msg).delivered_to, vec![a, b]);
     // The next record on CPU 0 could not be built: every listener of CPU 0 loses it, counted.
     let d = bus.drop_at_cpu_listeners(TS, 0);
-    assert_eq!((d.delivered_to, d.dropped, d.dropped_at), (vec![], 2, vec![a, b]));
+    assert_eq!((d.delivered_to.to_vec(), d.dropped, d.dropped_at.to_vec()), (vec![], 2, vec![a, b]));
     assert_eq!(bus.drop_at_cpu_listeners(TS, 2), Delivery::default(), "nobody listens to CPU 2");
     for s in [a, b] {
         let st = bus.socket_stats(s).unwrap();
@@ -610,7 +610,7 @@ fn a_full_listener_loses_the_record_and_the_others_still_get_it() {
     }
     let d = bus.deliver_to_cpu_listeners(TS, 1, &msg);
     assert_eq!(d.delivered_to, vec![b], "CPU 1: `a` is full, `b` must still get the record");
-    assert_eq!((d.dropped, d.dropped_at), (1, vec![a]), "CPU 1: the full listener `a` is counted as a drop");
+    assert_eq!((d.dropped, d.dropped_at.to_vec()), (1, vec![a]), "CPU 1: the full listener `a` is counted as a drop");
     let st = bus.socket_stats(a).unwrap();
     assert_eq!(
         (st.produced, st.delivered, st.dropped),
@@ -918,4 +918,64 @@ fn recv_copy_takes_what_recv_would() {
     let st = bus.socket_stats(s).unwrap();
     assert_eq!((st.received, st.queued), (2, 0));
     assert_eq!(bus.recv_copy(s, |_| true), Ok(None));
+}
+
+/// A record whose STATS is a whole `struct taskstats` (what the kernel sends).
+fn taskstats_rec(flag: u8) -> StatsRecord {
+    let t = Taskstats { version: TASKSTATS_VERSION, ac_flag: flag, ac_pid: 7, ac_utime: 1234, ..Taskstats::zeroed() };
+    StatsRecord { stats: t.to_bytes().to_vec(), msa_ns: Some((0..13u64).flat_map(|i| (i * 7).to_le_bytes()).collect()) }
+}
+
+#[test]
+fn a_one_thread_process_record_is_the_thread_record_copied_with_agroup() {
+    let thread = taskstats_rec(AFORK);
+    let process = taskstats_rec(AFORK | AGROUP);
+    let written = exit_message(TS, 3, 7, &thread, Some((7, &process))).unwrap();
+    let copied =
+        crate::taskstats::exit_message_in(vec![0xee; 5], TS, 3, 7, &thread, Some((7, GroupRecord::ThreadsOwn)))
+            .unwrap();
+    assert_eq!(copied, written, "byte for byte the message with the process record written out");
+    let m = parse_taskstats_message(&copied).unwrap();
+    let tgid = m.tgid().unwrap();
+    assert_eq!((tgid.id, Taskstats::from_bytes(tgid.stats).unwrap().ac_flag), (7, AFORK | AGROUP));
+    // A STATS too short to hold `ac_flag` cannot be patched: an error, not a wrong record.
+    let short = StatsRecord { stats: vec![1; 8], msa_ns: None };
+    let e = crate::taskstats::exit_message_in(Vec::new(), TS, 3, 7, &short, Some((7, GroupRecord::ThreadsOwn)));
+    assert_eq!(e, Err(EINVAL));
+}
+
+#[test]
+fn an_owned_message_goes_to_the_last_listener_and_copies_to_the_others() {
+    let (mut bus, a) = setup();
+    let b = bus.open(AF_NETLINK, SOCK_DGRAM, NETLINK_GENERIC, 300).unwrap();
+    for s in [a, b] {
+        send(&mut bus, s, &ts_req(1, 0, Command::RegisterCpumask("0")), ROOT);
+    }
+    let msg = exit_message(TS, 0, 1, &rec(1, true), None).unwrap();
+    let buf = bus.spare_buffer();
+    assert!(buf.is_empty());
+    let d = bus.deliver_owned_to_cpu_listeners(TS, 0, msg.clone());
+    assert_eq!((d.delivered_to.to_vec(), d.dropped), (vec![a, b], 0));
+    for s in [a, b] {
+        assert_eq!(bus.recv(s).unwrap().unwrap(), msg);
+    }
+    // A received datagram's buffer given back is the next spare one.
+    bus.recycle(msg);
+    assert!(bus.spare_buffer().capacity() > 0);
+}
+
+/// A `SockList` keeps its first two entries in place and moves to the heap at the third,
+/// in push order either way.
+#[test]
+fn sock_list_keeps_order_past_its_inline_two() {
+    let ids: Vec<SockId> = (0..5).map(|i| SockId::new(i, 1)).collect();
+    let mut l = SockList::default();
+    assert!(l.is_empty());
+    for (n, &s) in ids.iter().enumerate() {
+        l.push(s);
+        assert_eq!(l, ids[..=n].to_vec());
+        assert_eq!(l.len(), n + 1);
+    }
+    assert_eq!(l.clone().into_iter().collect::<Vec<_>>(), ids);
+    assert_eq!((&l).into_iter().copied().collect::<Vec<_>>(), ids);
 }

@@ -64,8 +64,8 @@
 
 use tally_clock::TscClock;
 use tally_microstate::{DelayEpisodes, DelayStats, MicroState, MsaTimes};
+use tally_uapi::taskstats::AGROUP;
 pub use tally_uapi::taskstats::{KernelTimespec, Taskstats, TASKSTATS_VERSION};
-use tally_uapi::taskstats::{AGROUP, TS_COMM_LEN};
 
 /// Length of the kernel's command names (Linux `TASK_COMM_LEN`).
 pub const TASK_COMM_LEN: usize = 16;
@@ -206,8 +206,73 @@ pub fn page_ticks_to_mb_us(page_ticks: u128, clock: &TscClock) -> u64 {
 }
 
 /// The record for `a`, with `clock` converting ticks and `boot_unix_ns` (the wall clock at
-/// boot, ns since 1970) anchoring begin times and `*_delay_max_ts`.
+/// boot, ns since 1970) anchoring begin times and `*_delay_max_ts`: [`fill_into`] read back
+/// as a structure (what process accounting, CSA and the tests use).
 pub fn fill(a: &TaskAccounting, clock: &TscClock, boot_unix_ns: u64) -> Taskstats {
+    let mut image = [0u8; Taskstats::SIZE];
+    fill_into(a, clock, boot_unix_ns, &mut image);
+    Taskstats::from_bytes(&image).unwrap_or_default()
+}
+
+/// Byte offset of a `Taskstats` field in the image.
+macro_rules! at {
+    ($field:ident) => {
+        core::mem::offset_of!(Taskstats, $field)
+    };
+}
+
+/// A `struct taskstats` image being written field by field (little-endian, at the offsets
+/// `tally_uapi` pins): each write is one store, no structure is built and encoded after.
+struct Image<'a>(&'a mut [u8; Taskstats::SIZE]);
+
+impl Image<'_> {
+    fn u64(&mut self, at: usize, v: u64) {
+        self.0[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    fn u32(&mut self, at: usize, v: u32) {
+        self.0[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    fn u16(&mut self, at: usize, v: u16) {
+        self.0[at..at + 2].copy_from_slice(&v.to_le_bytes());
+    }
+    fn u8(&mut self, at: usize, v: u8) {
+        self.0[at] = v;
+    }
+    fn timespec(&mut self, at: usize, t: KernelTimespec) {
+        self.u64(at, t.tv_sec as u64);
+        self.u64(at + 8, t.tv_nsec as u64);
+    }
+    /// One delay kind, `(count, total, max, min, max_ts)`, at the offsets `at`; a kind the
+    /// task never waited in (all zeros) is left as the zeroed image has it.
+    #[inline(always)]
+    fn delay(&mut self, [count, total, max, min, max_ts]: [usize; 5], d: (u64, u64, u64, u64, KernelTimespec)) {
+        if d == (0, 0, 0, 0, KernelTimespec::ZERO) {
+            return;
+        }
+        self.u64(count, d.0);
+        self.u64(total, d.1);
+        self.u64(max, d.2);
+        self.u64(min, d.3);
+        self.timespec(max_ts, d.4);
+    }
+    /// A command name up to its first NUL (at most 16 bytes); the rest stays 0. Two word
+    /// stores: the bytes from the first NUL on are masked off instead of copied one by one.
+    fn comm(&mut self, at: usize, comm: &[u8; TASK_COMM_LEN]) {
+        let v = u128::from_le_bytes(*comm);
+        // The classic zero-byte test: the lowest 0x80 bit set marks the first zero byte
+        // (bits above it may be false alarms; only the lowest is used).
+        const ONES: u128 = u128::MAX / 255;
+        let zero_bytes = v.wrapping_sub(ONES) & !v & (ONES << 7);
+        let keep = if zero_bytes == 0 { u128::MAX } else { (1u128 << (zero_bytes.trailing_zeros() - 7)) - 1 };
+        self.0[at..at + TASK_COMM_LEN].copy_from_slice(&(v & keep).to_le_bytes());
+    }
+}
+
+/// [`fill`] written straight into `out`, the `struct taskstats` image where it is sent (the
+/// STATS attribute of a bus message), without a structure built first and encoded after.
+/// Only the fields Tally produces are written: `out` must come zeroed (swapin, freepages,
+/// thrashing, compact, wpcopy, `cancelled_write_bytes`, `ac_exe_*` and the padding stay 0).
+pub fn fill_into(a: &TaskAccounting, clock: &TscClock, boot_unix_ns: u64, out: &mut [u8; Taskstats::SIZE]) {
     let m = &a.msa_ticks;
     let at = |s: MicroState| m[s.index()];
     let us = |ticks: u64| clock.ticks_to_ns(ticks) / 1000;
@@ -241,75 +306,64 @@ pub fn fill(a: &TaskAccounting, clock: &TscClock, boot_unix_ns: u64) -> Taskstat
         (e.count, clock.ticks_to_ns(total_ticks), clock.ticks_to_ns(e.max), clock.ticks_to_ns(e.min), ts)
     };
     // END LAB 7
-    let cpu = delay(&a.delays.cpu, run_queue);
-    let blkio = delay(&a.delays.blkio, a.delays.blkio.total);
-    let irq = delay(&a.delays.irq, a.delays.irq.total);
 
-    let mut comm = [0u8; TS_COMM_LEN];
-    for (dst, &src) in comm.iter_mut().zip(a.comm.iter().take_while(|&&b| b != 0)) {
-        *dst = src;
+    let mut w = Image(out);
+    w.u16(at!(version), TASKSTATS_VERSION);
+    w.u32(at!(ac_exitcode), a.exit_code);
+    w.u8(at!(ac_flag), a.flags | if a.group { AGROUP } else { 0 });
+    w.u8(at!(ac_nice), a.nice as u8);
+
+    // The three kinds in one loop: `delay` and `Image::delay` then appear once and are
+    // inlined (called three times, they were calls passing the tuple through memory).
+    const CPU: [usize; 5] =
+        [at!(cpu_count), at!(cpu_delay_total), at!(cpu_delay_max), at!(cpu_delay_min), at!(cpu_delay_max_ts)];
+    const BLKIO: [usize; 5] =
+        [at!(blkio_count), at!(blkio_delay_total), at!(blkio_delay_max), at!(blkio_delay_min), at!(blkio_delay_max_ts)];
+    const IRQ: [usize; 5] =
+        [at!(irq_count), at!(irq_delay_total), at!(irq_delay_max), at!(irq_delay_min), at!(irq_delay_max_ts)];
+    let d = &a.delays;
+    for (offsets, e, total) in [(CPU, &d.cpu, run_queue), (BLKIO, &d.blkio, d.blkio.total), (IRQ, &d.irq, d.irq.total)]
+    {
+        w.delay(offsets, delay(e, total));
     }
+    w.u64(at!(cpu_run_real_total), on_cpu_ns);
+    w.u64(at!(cpu_run_virtual_total), on_cpu_ns);
+    w.u64(at!(cpu_scaled_run_real_total), on_cpu_ns);
+
+    w.comm(at!(ac_comm), &a.comm); // the rest of its 32 bytes stays 0
+    w.u8(at!(ac_sched), a.policy);
+    w.u32(at!(ac_uid), a.uid);
+    w.u32(at!(ac_gid), a.gid);
+    w.u32(at!(ac_pid), a.pid);
+    w.u32(at!(ac_ppid), a.ppid);
+    w.u32(at!(ac_tgid), a.tgid);
+    w.u32(at!(ac_btime), u32::try_from(btime).unwrap_or(u32::MAX));
+    w.u64(at!(ac_btime64), btime);
+    w.u64(at!(ac_etime), etime_us);
+    w.u64(at!(ac_tgetime), tgetime_us);
+    let (user_us, sys_us) = (us(user), us(sys));
+    w.u64(at!(ac_utime), user_us);
+    w.u64(at!(ac_stime), sys_us);
+    w.u64(at!(ac_utimescaled), user_us);
+    w.u64(at!(ac_stimescaled), sys_us);
 
     let c = &a.counters;
-    Taskstats {
-        version: TASKSTATS_VERSION,
-        ac_exitcode: a.exit_code,
-        ac_flag: a.flags | if a.group { AGROUP } else { 0 },
-        ac_nice: a.nice as u8,
-
-        cpu_count: cpu.0,
-        cpu_delay_total: cpu.1,
-        cpu_delay_max: cpu.2,
-        cpu_delay_min: cpu.3,
-        cpu_delay_max_ts: cpu.4,
-        blkio_count: blkio.0,
-        blkio_delay_total: blkio.1,
-        blkio_delay_max: blkio.2,
-        blkio_delay_min: blkio.3,
-        blkio_delay_max_ts: blkio.4,
-        irq_count: irq.0,
-        irq_delay_total: irq.1,
-        irq_delay_max: irq.2,
-        irq_delay_min: irq.3,
-        irq_delay_max_ts: irq.4,
-        cpu_run_real_total: on_cpu_ns,
-        cpu_run_virtual_total: on_cpu_ns,
-        cpu_scaled_run_real_total: on_cpu_ns,
-
-        ac_comm: comm,
-        ac_sched: a.policy,
-        ac_uid: a.uid,
-        ac_gid: a.gid,
-        ac_pid: a.pid,
-        ac_ppid: a.ppid,
-        ac_tgid: a.tgid,
-        ac_btime: u32::try_from(btime).unwrap_or(u32::MAX),
-        ac_btime64: btime,
-        ac_etime: etime_us,
-        ac_tgetime: tgetime_us,
-        ac_utime: us(user),
-        ac_stime: us(sys),
-        ac_utimescaled: us(user),
-        ac_stimescaled: us(sys),
-        ac_minflt: c.minflt,
-        ac_majflt: c.majflt,
-
-        coremem: page_ticks_to_mb_us(a.memory.rss_page_ticks, clock),
-        virtmem: page_ticks_to_mb_us(a.memory.vm_page_ticks, clock),
-        hiwater_rss: a.memory.hiwater_rss_kb,
-        hiwater_vm: a.memory.hiwater_vm_kb,
-        read_char: c.read_char,
-        write_char: c.write_char,
-        read_syscalls: c.read_syscalls,
-        write_syscalls: c.write_syscalls,
-        read_bytes: c.inblock.saturating_mul(512),
-        write_bytes: c.oublock.saturating_mul(512),
-        nvcsw: c.nvcsw,
-        nivcsw: c.nivcsw,
-        // swapin, freepages, thrashing, compact, wpcopy, cancelled_write_bytes, ac_exe_*:
-        // nothing in Tally produces them (see the table above).
-        ..Taskstats::zeroed()
-    }
+    w.u64(at!(ac_minflt), c.minflt);
+    w.u64(at!(ac_majflt), c.majflt);
+    w.u64(at!(coremem), page_ticks_to_mb_us(a.memory.rss_page_ticks, clock));
+    w.u64(at!(virtmem), page_ticks_to_mb_us(a.memory.vm_page_ticks, clock));
+    w.u64(at!(hiwater_rss), a.memory.hiwater_rss_kb);
+    w.u64(at!(hiwater_vm), a.memory.hiwater_vm_kb);
+    w.u64(at!(read_char), c.read_char);
+    w.u64(at!(write_char), c.write_char);
+    w.u64(at!(read_syscalls), c.read_syscalls);
+    w.u64(at!(write_syscalls), c.write_syscalls);
+    w.u64(at!(read_bytes), c.inblock.saturating_mul(512));
+    w.u64(at!(write_bytes), c.oublock.saturating_mul(512));
+    w.u64(at!(nvcsw), c.nvcsw);
+    w.u64(at!(nivcsw), c.nivcsw);
+    // swapin, freepages, thrashing, compact, wpcopy, cancelled_write_bytes, ac_exe_*:
+    // nothing in Tally produces them (see the table above); they stay 0.
 }
 
 #[cfg(test)]

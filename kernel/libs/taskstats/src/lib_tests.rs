@@ -4,7 +4,7 @@ use super::*;
 use proptest::prelude::*;
 use tally_microstate::MsaClock;
 use tally_microstate::NR_MICROSTATES;
-use tally_uapi::taskstats::{AFORK, ASU, TASKSTATS_V13_SIZE};
+use tally_uapi::taskstats::{AFORK, ASU, TASKSTATS_V13_SIZE, TS_COMM_LEN};
 use MicroState::*;
 
 /// Each microstate clock in nanoseconds: the plain form `write_msa_ns` is tested against.
@@ -278,6 +278,16 @@ fn a_filled_record_survives_the_wire() {
 }
 
 proptest! {
+    #[test]
+    fn comm_is_copied_up_to_its_first_nul(comm in prop::array::uniform16(prop_oneof![Just(0u8), any::<u8>()])) {
+        let t = fill(&TaskAccounting { comm, ..Default::default() }, &GHZ, BOOT);
+        let mut expected = [0u8; TS_COMM_LEN];
+        for (e, &c) in expected.iter_mut().zip(comm.iter().take_while(|&&c| c != 0)) {
+            *e = c;
+        }
+        prop_assert_eq!(t.ac_comm, expected);
+    }
+
     #[test]
     fn write_msa_ns_writes_msa_ns_as_bytes(
         hz in 1_000_000u64..10_000_000_000,
