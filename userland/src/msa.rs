@@ -149,10 +149,13 @@ pub fn own_clock_page() -> Option<(ThreadClock, u64, u64)> {
 /// the settled clocks kept from one read to the next (see the module documentation). The
 /// numbers are exactly what `msa(MSA_THREAD)` would report at the TSC value of the read.
 pub struct ThreadClocks {
-    /// (slot, sequence count) of the page the settled values in `ns` were converted from;
-    /// `NO_PAGE`: none yet.
+    /// (slot, sequence count, last change) of the page the settled values in `ns` were
+    /// converted from; `NO_PAGE`: none yet. The last change is part of the key because a
+    /// slot is reused: a new thread's clock starts its count at 0 again, but never at an
+    /// earlier `last_change` than its predecessor's.
     slot: u32,
     seq: u32,
+    last: u64,
     ns: [ClkT; NR_MICROSTATES],
 }
 
@@ -164,7 +167,7 @@ impl Default for ThreadClocks {
 
 impl ThreadClocks {
     pub const fn new() -> Self {
-        ThreadClocks { slot: NO_PAGE, seq: 0, ns: [0; NR_MICROSTATES] }
+        ThreadClocks { slot: NO_PAGE, seq: 0, last: 0, ns: [0; NR_MICROSTATES] }
     }
 
     /// The calling thread's 13 clocks now; `None` if it has no clock page. With accounting
@@ -200,6 +203,11 @@ impl ThreadClocks {
                 RETRIES.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
+            if last != self.last {
+                // Same slot and count, another clock: a thread that reused the slot.
+                self.convert_settled(slot, page, hz);
+                continue;
+            }
             if let Some(t) = self.ns.get_mut(state) {
                 *t = TscClock::new(hz, 0).ticks_to_ns(ticks.wrapping_add(now.saturating_sub(last)));
             }
@@ -214,13 +222,13 @@ impl ThreadClocks {
     fn convert_settled(&mut self, slot: u32, page: Page, hz: u64) {
         let clock = TscClock::new(hz, 0);
         let ns = &mut self.ns;
-        self.seq = read_consistent(page, |p, _, seq| {
+        (self.seq, self.last) = read_consistent(page, |p, _, seq| {
             // Zero ticks are zero nanoseconds without a division (most clocks are zero).
             for (i, t) in ns.iter_mut().enumerate() {
                 let ticks = clock_at(p, i).read();
                 *t = if ticks == 0 { 0 } else { clock.ticks_to_ns(ticks) };
             }
-            seq
+            (seq, map_field!(p.last_change).read())
         });
         self.slot = slot;
     }

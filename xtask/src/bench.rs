@@ -208,7 +208,7 @@ pub fn targets(with: &[Sample], without: &[Sample]) -> Vec<TargetRow> {
 pub fn target_table(rows: &[TargetRow], unit: &str) -> String {
     let mut out = format!("{:<46} {:>10} {:>10} {:>5}\n", format!("target ({unit}/op)"), "at most", "measured", "met");
     for r in rows {
-        let measured = r.measured.map_or("-".to_string(), |v| format!("{v:.1}"));
+        let measured = r.measured.map_or("-".to_string(), |v| format!("{v:.2}"));
         let met = match r.met {
             Some(true) => "yes",
             Some(false) => "no",

@@ -346,9 +346,10 @@ impl AddressSpace {
     /// Copy `bytes` into this space's memory at user address `va`, through the kernel's
     /// physical-memory window (so it works whether or not the space is active, and whatever
     /// the pages' protection: this is how a loader fills read-only code pages). Every page
-    /// touched must be mapped.
+    /// touched must be mapped and the space's own: a shared page (`SharedPage`, which only
+    /// its owner writes) is `NotMapped` here.
     pub fn write(&self, va: u64, bytes: &[u8]) -> Result<(), SpaceError> {
-        self.each_chunk(va, bytes.len() as u64, |phys, done, n| {
+        self.each_chunk(va, bytes.len() as u64, false, |phys, done, n| {
             // SAFETY: `phys..phys+n` lies in a frame of this space (found under the lock,
             // which is still held, so it cannot be freed meanwhile); the kernel reaches it
             // through the physical window; `bytes[done..done+n]` is in bounds.
@@ -363,7 +364,7 @@ impl AddressSpace {
     pub fn read(&self, va: u64, buf: &mut [u8]) -> Result<(), SpaceError> {
         let len = buf.len() as u64;
         let dst = buf.as_mut_ptr();
-        self.each_chunk(va, len, |phys, done, n| {
+        self.each_chunk(va, len, true, |phys, done, n| {
             // SAFETY: as in `write`, with the copy going the other way; `dst` points to
             // `buf`, which is exclusively borrowed for this call.
             unsafe { core::ptr::copy_nonoverlapping(paging::phys_to_virt(phys) as *const u8, dst.add(done), n) };
@@ -371,8 +372,15 @@ impl AddressSpace {
     }
 
     /// Call `f(phys, offset_in_range, len)` for each page-sized piece of `[va, va+len)`, under
-    /// the page-table lock; fail (having done nothing) unless every page is mapped.
-    fn each_chunk(&self, va: u64, len: u64, mut f: impl FnMut(u64, usize, usize)) -> Result<(), SpaceError> {
+    /// the page-table lock; fail (having done nothing) unless every page is mapped (and, without
+    /// `shared_ok`, none is a shared page).
+    fn each_chunk(
+        &self,
+        va: u64,
+        len: u64,
+        shared_ok: bool,
+        mut f: impl FnMut(u64, usize, usize),
+    ) -> Result<(), SpaceError> {
         if !is_user_range(va, len) {
             return Err(SpaceError::BadAddress);
         }
@@ -384,7 +392,7 @@ impl AddressSpace {
                     let n = (page + PAGE_SIZE).min(va + len) - addr;
                     // SAFETY: the page-table lock is held.
                     let entry = unsafe { self.leaf(page, None) }.map_err(|_| SpaceError::NotMapped)?;
-                    if entry.is_unused() {
+                    if entry.is_unused() || (!shared_ok && entry.flags().contains(SHARED)) {
                         return Err(SpaceError::NotMapped);
                     }
                     if pass == 1 {

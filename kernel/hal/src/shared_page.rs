@@ -34,17 +34,21 @@ use super::paging;
 /// A frame holding a `T`, writable by the kernel, mappable read-only into user space.
 pub struct SharedPage<T: Copy> {
     phys: u64,
-    ptr: NonNull<T>,
+    ptr: FramePtr<T>,
     /// Where it is mapped: (address space, user address).
     mappings: Vec<(Weak<AddressSpace>, u64)>,
     _owns: PhantomData<T>,
 }
 
-// SAFETY: the page owns its frame and the `T` in it like a `Box<T>` owns its memory: moving
-// the page to another thread moves that ownership; shared access hands out only `&T`.
-unsafe impl<T: Copy + Send> Send for SharedPage<T> {}
-// SAFETY: as above; `&SharedPage<T>` gives only `&T`.
-unsafe impl<T: Copy + Sync> Sync for SharedPage<T> {}
+/// The window's address of the `T` a page owns. Only this field needs its `Send`/`Sync`
+/// argued; the page's other fields keep the ones the compiler derives.
+struct FramePtr<T>(NonNull<T>);
+
+// SAFETY: the pointer is the only way to the `T` in a frame its `SharedPage` owns, like a
+// `Box<T>`'s: moving the page to another thread moves that ownership, so `T: Send` suffices.
+unsafe impl<T: Send> Send for FramePtr<T> {}
+// SAFETY: as above; through `&SharedPage<T>` only `&T` is handed out, so `T: Sync` suffices.
+unsafe impl<T: Sync> Sync for FramePtr<T> {}
 
 impl<T: Copy> SharedPage<T> {
     /// A page holding `value` (the rest of the frame zero), mapped nowhere yet.
@@ -59,15 +63,17 @@ impl<T: Copy> SharedPage<T> {
         unsafe { ptr.write(value) };
         // The window's address of a frame is never null.
         let ptr = NonNull::new(ptr).ok_or(SpaceError::OutOfFrames)?;
-        Ok(SharedPage { phys, ptr, mappings: Vec::new(), _owns: PhantomData })
+        Ok(SharedPage { phys, ptr: FramePtr(ptr), mappings: Vec::new(), _owns: PhantomData })
     }
 
     /// Map the page at user address `va` of `space`, readable by user code only (no write,
     /// no execute). `AlreadyMapped` if something is there (nothing changes then).
     pub fn map_into(&mut self, space: &Arc<AddressSpace>, va: u64) -> Result<(), SpaceError> {
-        space.map_shared_frame(va, self.phys)?;
-        // Forget address spaces that are gone (their tables went with them).
+        // Forget address spaces that are gone (their tables went with them), and make room
+        // for the new record first: a mapping the page could not remember would outlive it.
         self.mappings.retain(|(s, _)| s.strong_count() > 0);
+        self.mappings.try_reserve(1).map_err(|_| SpaceError::OutOfFrames)?;
+        space.map_shared_frame(va, self.phys)?;
         self.mappings.push((Arc::downgrade(space), va));
         Ok(())
     }
@@ -80,7 +86,7 @@ impl<T: Copy> Deref for SharedPage<T> {
         // SAFETY: `ptr` points to the `T` written in `new`, in a frame this page owns for
         // its whole life; user mappings are read-only, so only the kernel, through `self`,
         // writes it, and `&self` excludes a `&mut` for as long as the result lives.
-        unsafe { self.ptr.as_ref() }
+        unsafe { self.ptr.0.as_ref() }
     }
 }
 
@@ -88,7 +94,7 @@ impl<T: Copy> DerefMut for SharedPage<T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: as in `deref`; `&mut self` makes the reference exclusive in the kernel.
-        unsafe { self.ptr.as_mut() }
+        unsafe { self.ptr.0.as_mut() }
     }
 }
 
