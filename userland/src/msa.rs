@@ -185,12 +185,6 @@ impl ThreadClocks {
         loop {
             let seq = map_field!(page.seq).read();
             compiler_fence(Ordering::SeqCst);
-            if self.slot != slot || self.seq != seq {
-                // The settled clocks changed (or another thread's are cached): convert them
-                // all, then read again.
-                self.convert_settled(slot, page, hz);
-                continue;
-            }
             // Only the running state's clock moves while the count stands: its settled
             // ticks plus the open span, converted as one (the conversion rounds down, so
             // it is not the sum of two conversions).
@@ -203,8 +197,9 @@ impl ThreadClocks {
                 RETRIES.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            if last != self.last {
-                // Same slot and count, another clock: a thread that reused the slot.
+            if self.slot != slot || self.seq != seq || self.last != last {
+                // The settled clocks changed, or they are another clock's (another thread's
+                // slot, or a thread that reused this slot): convert them all, read again.
                 self.convert_settled(slot, page, hz);
                 continue;
             }

@@ -20,13 +20,12 @@ use tally_tasktable::CreateKind;
 
 use super::ramdisk;
 use super::user::{exec_current, start_user_task};
-use super::vm::{Prot, Vm, USER_MIN_ADDR, USER_STACK_TOP, VVAR_BASE};
+use super::vm::{Prot, Vm, USER_MIN_ADDR, USER_MMAP_BASE, USER_STACK_TOP};
 use crate::sched;
 
-/// What the ELF rules allow here: segments between `USER_MIN_ADDR` and the vvar area
-/// (just below the `mmap` area).
+/// What the ELF rules allow here: segments between `USER_MIN_ADDR` and the `mmap` area.
 fn limits() -> Limits {
-    Limits { user_start: USER_MIN_ADDR, user_end: VVAR_BASE, ..Limits::default() }
+    Limits { user_start: USER_MIN_ADDR, user_end: USER_MMAP_BASE, ..Limits::default() }
 }
 
 fn errno(e: ExecError) -> i32 {

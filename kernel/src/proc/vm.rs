@@ -174,14 +174,14 @@ impl Vm {
     /// pages with `prot`, the first `data.len()` bytes are copied in, the rest stays zero
     /// (`.bss`). A page shared with a previous segment keeps its contents and gets both
     /// protections. The heap then starts at the first page after the highest segment.
-    /// Errors: `EINVAL` (range outside `USER_MIN_ADDR..VVAR_BASE`, `data` longer than
+    /// Errors: `EINVAL` (range outside `USER_MIN_ADDR..USER_MMAP_BASE`, `data` longer than
     /// `memsz`), `EEXIST` (overlaps a non-image region), `ENOMEM`.
     pub fn load_segment(&self, vaddr: u64, data: &[u8], memsz: u64, prot: Prot) -> Result<(), i32> {
         if (data.len() as u64) > memsz || memsz == 0 {
             return Err(EINVAL);
         }
         let end = vaddr.checked_add(memsz).ok_or(EINVAL)?;
-        if vaddr < USER_MIN_ADDR || end > VVAR_BASE {
+        if vaddr < USER_MIN_ADDR || end > USER_MMAP_BASE {
             return Err(EINVAL);
         }
         let (start, end) = (page_down(vaddr), page_up(end).ok_or(EINVAL)?);
@@ -319,7 +319,7 @@ impl Vm {
             let Some(new_end) = page_up(addr) else { return m.brk };
             let old_end = page_up(m.brk).unwrap_or(m.brk);
             let others = |v: &Vma| v.kind != VmaKind::Heap && v.overlaps(m.heap_start, new_end);
-            if new_end > old_end && (m.vmas.iter().any(others) || new_end > VVAR_BASE) {
+            if new_end > old_end && (m.vmas.iter().any(others) || new_end > USER_MMAP_BASE) {
                 return m.brk;
             }
             if new_end < old_end {
@@ -452,21 +452,18 @@ impl Vm {
 }
 
 /// Lowest free, page-aligned `len`-byte gap in the `mmap` area `[USER_MMAP_BASE,
-/// USER_STACK_GUARD)`; a free, aligned `hint` inside the area is taken as is (Linux does
-/// the same with a non-fixed address).
+/// VVAR_BASE)`; a free, aligned `hint` inside the area is taken as is (Linux does the same
+/// with a non-fixed address).
 fn find_gap(vmas: &[Vma], hint: u64, len: u64) -> Option<u64> {
     let free = |s: u64| -> bool {
         s.checked_add(len)
-            .is_some_and(|e| s >= USER_MMAP_BASE && e <= USER_STACK_GUARD && !vmas.iter().any(|v| v.overlaps(s, e)))
+            .is_some_and(|e| s >= USER_MMAP_BASE && e <= VVAR_BASE && !vmas.iter().any(|v| v.overlaps(s, e)))
     };
     if hint.is_multiple_of(PAGE_SIZE) && free(hint) {
         return Some(hint);
     }
-    let mut taken: Vec<(u64, u64)> = vmas
-        .iter()
-        .filter(|v| v.end > USER_MMAP_BASE && v.start < USER_STACK_GUARD)
-        .map(|v| (v.start, v.end))
-        .collect();
+    let mut taken: Vec<(u64, u64)> =
+        vmas.iter().filter(|v| v.end > USER_MMAP_BASE && v.start < VVAR_BASE).map(|v| (v.start, v.end)).collect();
     taken.sort_unstable();
     let mut at = USER_MMAP_BASE;
     for (s, e) in taken {

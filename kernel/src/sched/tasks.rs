@@ -23,6 +23,9 @@ use tally_uapi::msa::vvar::{thread_page, ThreadClock, VvarHeader, NO_PAGE, VVAR_
 use super::state::{self, slot_of, Hot, Sched, Store, TaskIds, ThreadStart};
 use super::switch::{switch_and_clean, thread_entry};
 
+// Every scheduler slot has a clock page in the vvar area.
+const _: () = assert!(crate::base::config::MAX_TASKS <= VVAR_THREADS as usize);
+
 /// How a new task is scheduled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchedParams {

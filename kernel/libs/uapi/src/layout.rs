@@ -2,8 +2,9 @@
 //! anonymous memory, where the stack and its guard page are.
 //!
 //! These addresses are ABI in the way Linux's `TASK_SIZE`, `mmap_min_addr` and stack limit
-//! are: `mmap` answers `EINVAL` for a fixed mapping over the guard page or outside the user
-//! half, the loader refuses segments outside `USER_MIN_ADDR..VVAR_BASE`, and programs
+//! are: `mmap` answers `EINVAL` for a fixed mapping over the guard page, the vvar area or
+//! outside the user half, the loader refuses segments outside `USER_MIN_ADDR..USER_MMAP_BASE`,
+//! and programs
 //! (the runtime's contract probes, the test fixtures) name these addresses. The kernel's
 //! memory map (`kernel/src/proc/vm.rs`) uses them from here.
 //!
@@ -12,10 +13,11 @@
 //!   0x0000_7fff_ffff_0000  USER_STACK_TOP    initial stack pointer just below
 //!                          stack             up to USER_STACK_MAX (8 MiB), grows down on demand
 //!   0x0000_7fff_ff7e_f000  USER_STACK_GUARD  one page in no region: an overflow faults
-//!                          mmap area         anonymous regions, first fit upwards
-//!   0x0000_1000_0000_0000  USER_MMAP_BASE    (= msa::vvar::VVAR_END)
+//!   0x0000_7fff_ff60_0000  VVAR_END
 //!                          vvar area         read-only pages: the kernel's clocks (msa::vvar)
-//!   0x0000_0fff_feff_f000  VVAR_BASE
+//!   0x0000_7fff_ff00_0000  VVAR_BASE
+//!                          mmap area         anonymous regions, first fit upwards
+//!   0x0000_1000_0000_0000  USER_MMAP_BASE
 //!                          heap              from the page after the image, moved by brk, ≤ USER_HEAP_MAX
 //!   0x0000_0000_0040_0000  USER_IMAGE_BASE   where programs are linked
 //!   0x0000_0000_0001_0000  USER_MIN_ADDR     nothing mapped below: NULL (+ offsets) faults

@@ -10,11 +10,18 @@
 //! vDSO: the reader is ordinary runtime code, compiled into every program.
 //!
 //! ```text
-//!   VVAR_BASE                     VvarHeader            one frame for the whole system
+//!   VVAR_END                      the 2 MiB boundary below the stack's guard page
 //!   VVAR_BASE + 4096 × (1 + i)    ThreadClock of the    the thread whose scheduler slot is `i`
 //!                                 thread in slot i      (only this process's threads are mapped)
-//!   VVAR_END = USER_MMAP_BASE
+//!   VVAR_BASE = VVAR_END − 6 MiB  VvarHeader            one frame for the whole system
 //! ```
+//!
+//! The area lies in the gigabyte whose page directory the stack already has, and starts on a
+//! page table's boundary: the header and the pages of slots 0..511 share one page table, so a
+//! process's clock pages usually cost it that one table (zeroed when the first page is
+//! mapped, walked entry by entry at exit), not the page directory and pointer table an area
+//! elsewhere would bring. A thread in a higher slot (after more than 510 tasks were alive
+//! at once) costs its process a second table.
 //!
 //! Everything is read-only (and not executable) for user code: a write is a protection
 //! fault and the process gets `SIGSEGV`.
@@ -30,17 +37,24 @@
 //! so a read at TSC `t` gives exactly what `msa(MSA_THREAD)` would report at `t`.
 
 use super::{MicroState, NR_MICROSTATES};
-use crate::layout::USER_MMAP_BASE;
+use crate::layout::{USER_MMAP_BASE, USER_STACK_GUARD};
 
 /// Bytes in a page.
 pub const PAGE: u64 = 4096;
-/// Thread slots with a page (the scheduler's slots are below the task limit, 1024; a
-/// thread in a higher slot has no page and [`VvarHeader::current`] says [`NO_PAGE`]).
-pub const VVAR_THREADS: u32 = 4096;
-/// First address above the vvar area: it ends where the `mmap` area begins.
-pub const VVAR_END: u64 = USER_MMAP_BASE;
-/// Where the header page is mapped in every user process (the thread pages follow).
-pub const VVAR_BASE: u64 = VVAR_END - PAGE * (1 + VVAR_THREADS as u64);
+/// Thread slots with a page: the scheduler's slots, below the task limit (1024). (A thread
+/// in a higher slot would have no page, and [`VvarHeader::current`] would say [`NO_PAGE`].)
+pub const VVAR_THREADS: u32 = 1024;
+/// How much address space one page table maps.
+const PAGE_TABLE_REACH: u64 = 512 * PAGE;
+/// First address above the vvar area: the 2 MiB boundary below the stack's guard page.
+pub const VVAR_END: u64 = USER_STACK_GUARD & !(PAGE_TABLE_REACH - 1);
+/// Where the header page is mapped in every user process (the thread pages follow): the
+/// header and every slot's page, in whole page tables.
+pub const VVAR_BASE: u64 = VVAR_END - (1 + VVAR_THREADS as u64).div_ceil(PAGE_TABLE_REACH / PAGE) * PAGE_TABLE_REACH;
+
+const _: () = assert!(VVAR_BASE.is_multiple_of(PAGE_TABLE_REACH));
+// Within the 1 GiB the stack's page directory maps, above the mmap area.
+const _: () = assert!(VVAR_BASE >> 30 == (USER_STACK_GUARD >> 30) && USER_MMAP_BASE < VVAR_BASE);
 /// [`VvarHeader::current`] for a thread without a page (a kernel thread, or no room).
 pub const NO_PAGE: u32 = u32::MAX;
 /// [`VvarHeader::magic`]: "TVV1", a vvar header of this layout.
@@ -136,7 +150,7 @@ impl ThreadClock {
 const _: () = assert!(core::mem::size_of::<VvarHeader>() == 24);
 const _: () = assert!(core::mem::size_of::<ThreadClock>() == 16 + 8 * NR_MICROSTATES);
 const _: () = assert!(VVAR_BASE.is_multiple_of(PAGE) && VVAR_BASE > crate::layout::USER_IMAGE_BASE);
-const _: () = assert!(VVAR_BASE == 0x0000_0fff_feff_f000); // as the layout pictures show it
+const _: () = assert!(VVAR_BASE == 0x0000_7fff_ff00_0000 && VVAR_END == 0x0000_7fff_ff60_0000); // as the layout pictures show it
 
 #[cfg(test)]
 mod tests {
