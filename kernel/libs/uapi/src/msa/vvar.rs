@@ -192,8 +192,13 @@ mod tests {
     }
 
     #[test]
-    fn pages_sit_below_the_mmap_area() {
+    fn pages_sit_between_the_mmap_area_and_the_stack_guard() {
         assert_eq!(thread_page(0), VVAR_BASE + PAGE);
-        assert_eq!(thread_page(VVAR_THREADS - 1) + PAGE, VVAR_END);
+        assert!(thread_page(VVAR_THREADS - 1) + PAGE <= VVAR_END);
+        assert!(crate::layout::USER_MMAP_BASE < VVAR_BASE && VVAR_END <= crate::layout::USER_STACK_GUARD);
+        // The header and slots 0..511 share one page table (2 MiB, 512 pages).
+        assert_eq!(VVAR_BASE % (512 * PAGE), 0);
+        assert_eq!((thread_page(510) - VVAR_BASE) / (512 * PAGE), 0);
+        assert_eq!((thread_page(511) - VVAR_BASE) / (512 * PAGE), 1);
     }
 }
