@@ -55,6 +55,7 @@ pub const VVAR_BASE: u64 = VVAR_END - (1 + VVAR_THREADS as u64).div_ceil(PAGE_TA
 const _: () = assert!(VVAR_BASE.is_multiple_of(PAGE_TABLE_REACH));
 // Within the 1 GiB the stack's page directory maps, above the mmap area.
 const _: () = assert!(VVAR_BASE >> 30 == (USER_STACK_GUARD >> 30) && USER_MMAP_BASE < VVAR_BASE);
+const _: () = assert!(VVAR_END <= USER_STACK_GUARD);
 /// [`VvarHeader::current`] for a thread without a page (a kernel thread, or no room).
 pub const NO_PAGE: u32 = u32::MAX;
 /// [`VvarHeader::magic`]: "TVV1", a vvar header of this layout.
@@ -195,7 +196,6 @@ mod tests {
     fn pages_sit_between_the_mmap_area_and_the_stack_guard() {
         assert_eq!(thread_page(0), VVAR_BASE + PAGE);
         assert!(thread_page(VVAR_THREADS - 1) + PAGE <= VVAR_END);
-        assert!(crate::layout::USER_MMAP_BASE < VVAR_BASE && VVAR_END <= crate::layout::USER_STACK_GUARD);
         // The header and slots 0..511 share one page table (2 MiB, 512 pages).
         assert_eq!(VVAR_BASE % (512 * PAGE), 0);
         assert_eq!((thread_page(510) - VVAR_BASE) / (512 * PAGE), 0);
