@@ -206,25 +206,26 @@ impl AddressSpace {
 
     /// Map a fresh zeroed frame at user page `va` with `prot`.
     pub fn map_zeroed(&self, va: u64, prot: Prot) -> Result<(), SpaceError> {
-        Self::check(va)?;
-        paging::with_lock(|| {
-            let mut frames = crate::frames::lock();
-            // SAFETY: the page-table lock is held (with_lock).
-            let entry = unsafe { self.leaf(va, Some(&mut frames))? };
-            if !entry.is_unused() {
-                return Err(SpaceError::AlreadyMapped);
-            }
+        self.map_free_entry(va, |frames| {
             let phys = frames.alloc().ok_or(SpaceError::OutOfFrames)?;
             paging::zero_frame(phys);
-            entry.set_addr(PhysAddr::new(phys), prot.flags());
-            // A not-present entry is never cached by the TLB: no flush needed.
-            Ok(())
+            Ok((phys, prot.flags()))
         })
     }
 
     /// Map the frame of a shared page (owned elsewhere) at user page `va`: readable by user
     /// code, not writable, not executable.
     pub(crate) fn map_shared_frame(&self, va: u64, phys: u64) -> Result<(), SpaceError> {
+        self.map_free_entry(va, |_| Ok((phys, Prot::READ.flags() | SHARED)))
+    }
+
+    /// Point the unused entry of user page `va` (its page tables made as needed) at the frame
+    /// and flags `frame` gives; `AlreadyMapped` if the page is mapped (nothing changes then).
+    fn map_free_entry(
+        &self,
+        va: u64,
+        frame: impl FnOnce(&mut tally_frames::FrameAllocator) -> Result<(u64, PageTableFlags), SpaceError>,
+    ) -> Result<(), SpaceError> {
         Self::check(va)?;
         paging::with_lock(|| {
             let mut frames = crate::frames::lock();
@@ -233,7 +234,9 @@ impl AddressSpace {
             if !entry.is_unused() {
                 return Err(SpaceError::AlreadyMapped);
             }
-            entry.set_addr(PhysAddr::new(phys), Prot::READ.flags() | SHARED);
+            let (phys, flags) = frame(&mut frames)?;
+            entry.set_addr(PhysAddr::new(phys), flags);
+            // A not-present entry is never cached by the TLB: no flush needed.
             Ok(())
         })
     }
