@@ -482,9 +482,9 @@ struct FsckReport {
 impl FsckReport {
     fn not_clean(&self, image: &Path, why: &str) -> String {
         format!(
-            "fsck.fat -n finds the accounting disk {} not clean (status {:?}):\n{}{}{why}",
+            "fsck.fat -n finds the accounting disk {} not clean ({}):\n{}{}{why}",
             image.display(),
-            self.status,
+            self.status.map_or_else(|| "killed by a signal".to_string(), |c| format!("status {c}")),
             self.stdout,
             self.stderr
         )

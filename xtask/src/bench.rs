@@ -232,7 +232,7 @@ fn run_variant(no_accounting: bool, filter: &str, icount: bool) -> Result<Vec<Sa
     if status != qemu::Status::Success {
         let tail: Vec<&str> = serial.lines().rev().take(20).collect();
         return Err(format!(
-            "the benchmark kernel ({label}) ended with {status:?}; last lines:\n{}",
+            "the benchmark kernel ({label}) ended with {status}; last lines:\n{}",
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         ));
     }

@@ -63,8 +63,21 @@ fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
     }
 }
 
+/// The tick rates the kernel accepts (`--hz`): `parse_hz` in `kernel/src/base/config.rs`
+/// refuses others at compile time — the PIT's 16-bit divisor of 1,193,182 Hz cannot go below
+/// 19 Hz, and above 10 kHz the tick would eat the CPU under TCG. Checked here first, so a bad
+/// `--hz` is one line rather than a wall of const-evaluation errors.
+pub const HZ_RANGE: std::ops::RangeInclusive<u32> = 19..=10_000;
+
 /// Build the kernel ELF for `x86_64-unknown-none`.
 pub fn kernel(opts: &BuildOpts) -> Result<PathBuf, String> {
+    if let Some(hz) = opts.hz.filter(|hz| !HZ_RANGE.contains(hz)) {
+        return Err(format!(
+            "--hz {hz}: the tick rate must be within {}..={} Hz (kernel/src/base/config.rs)",
+            HZ_RANGE.start(),
+            HZ_RANGE.end()
+        ));
+    }
     let mut cmd = cargo();
     cmd.args(["build", "--quiet", "--package", "tally-kernel", "--target", KERNEL_TARGET]);
     cmd.arg("--target-dir").arg(kernel_target_dir(opts));
@@ -286,6 +299,24 @@ pub fn data_disk() -> Result<PathBuf, String> {
 
 #[cfg(test)]
 mod tests {
+    /// xtask's range is the kernel's: the bounds of `parse_hz`'s assertion.
+    #[test]
+    fn hz_range_is_the_kernels() {
+        let config = std::fs::read_to_string(super::root().join("kernel/src/base/config.rs")).unwrap();
+        let bound = |op: &str| -> u32 {
+            let at = config.find(&format!("assert!(v {op} ")).or_else(|| config.find(&format!("&& v {op} ")));
+            let rest = &config[at.expect(op)..];
+            let digits: String = rest[rest.find(op).unwrap() + op.len()..]
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '_')
+                .filter(|c| *c != '_')
+                .collect();
+            digits.parse().unwrap()
+        };
+        assert_eq!((bound(">="), bound("<=")), (*super::HZ_RANGE.start(), *super::HZ_RANGE.end()));
+    }
+
     use super::ramdisk_name;
 
     #[test]

@@ -21,8 +21,9 @@
 //! * `lint`: rustfmt, clippy with warnings denied, and the floors: the gate CI runs first.
 //!
 //! QEMU's `isa-debug-exit` device turns the kernel's exit value `v` into the status
-//! `(v << 1) | 1`: 33 means success, anything else (35, a crash, a timeout) is a failure.
-//! A kernel that ends with a program's exit status N writes `0x10 + N`; `run` exits with N.
+//! `(v << 1) | 1`: 33 means success, 31 the kernel's failure verdict (`run` exits with 1),
+//! and a kernel that ends with init's exit status N writes `0x10 + N`, status `33 + 2N`
+//! (`run` exits with N); anything else (a crash, a timeout) is a failure (`qemu.rs`).
 
 mod acct;
 mod acctdisk;
@@ -41,6 +42,7 @@ mod layers;
 mod lint;
 mod linuxbench;
 mod profile;
+mod prstat_rows;
 mod qemu;
 mod scenario;
 mod test;
@@ -61,8 +63,8 @@ pub struct BuildOpts {
     /// Build with optimisations (the `release` profile).
     #[arg(long)]
     pub release: bool,
-    /// Timer tick rate in Hz, fixed at build time (default 1000).
-    #[arg(long)]
+    /// Timer tick rate in Hz, 19 to 10000, fixed at build time (default 1000).
+    #[arg(long, value_parser = parse_hz)]
     pub hz: Option<u32>,
     /// Build without microstate accounting (the kernel's `accounting` feature off).
     #[arg(long)]
@@ -237,6 +239,15 @@ fn main() -> ExitCode {
     })
 }
 
+/// `--hz N`: a number within the kernel's range ([`build::HZ_RANGE`]).
+fn parse_hz(s: &str) -> Result<u32, String> {
+    let (lo, hi) = (build::HZ_RANGE.start(), build::HZ_RANGE.end());
+    match s.parse::<u32>() {
+        Ok(hz) if build::HZ_RANGE.contains(&hz) => Ok(hz),
+        _ => Err(format!("the tick rate must be a number of Hz within {lo}..={hi} (the PIT cannot tick slower than {lo} Hz)")),
+    }
+}
+
 /// `cargo xtask run`'s options besides the build's.
 struct RunOpts {
     gdb: bool,
@@ -256,6 +267,9 @@ fn run(opts: &BuildOpts, run: &RunOpts) -> Result<ExitCode, String> {
     };
     qemu::ensure_installed()?;
     let image = build::image(opts)?;
+    // COM2 is always attached (a program may write to /dev/ttyS1 without being asked); only
+    // an explicit --capture makes an empty capture worth a word at the end.
+    let asked = capture.is_some();
     let capture = capture.clone().unwrap_or_else(|| build::target_dir().join("tally").join("ttyS1.bin"));
     if let Some(dir) = capture.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -292,32 +306,35 @@ fn run(opts: &BuildOpts, run: &RunOpts) -> Result<ExitCode, String> {
             m.len(),
             capture.display()
         ),
-        _ => eprintln!(
-            "xtask: nothing was written to the second serial port (guest /dev/ttyS1); \
-             capture file {}",
+        _ if asked => eprintln!(
+            "xtask: nothing was written to the second serial port (guest /dev/ttyS1); capture file {}",
             capture.display()
         ),
+        _ => {}
     }
     Ok(match status {
         qemu::Status::Success => ExitCode::SUCCESS,
         qemu::Status::Failure => {
-            eprintln!("xtask: the kernel reported failure (status 1)");
+            eprintln!(
+                "xtask: the kernel reported failure (a panic, a fault, a failed self-test or pid 1 killed by a \
+                 signal: its last lines say which); exit status 1"
+            );
             ExitCode::from(1)
         }
         qemu::Status::Exited(n) => {
-            eprintln!("xtask: the kernel ended with status {n}");
+            eprintln!("xtask: init (pid 1) ended with status {n}; exit status {n}");
             ExitCode::from(n)
         }
         qemu::Status::Timeout => {
-            eprintln!("xtask: QEMU killed after {timeout} s");
+            eprintln!("xtask: QEMU killed after {timeout} s (--timeout); exit status 124");
             ExitCode::from(124)
         }
         qemu::Status::Killed => {
-            eprintln!("xtask: QEMU killed");
+            eprintln!("xtask: QEMU killed; exit status 2");
             ExitCode::from(2)
         }
-        qemu::Status::Other(code) => {
-            eprintln!("xtask: QEMU ended with status {code:?} (not through the exit device: crash or reset?)");
+        other @ qemu::Status::Other(_) => {
+            eprintln!("xtask: the run ended with {other}; exit status 2");
             ExitCode::from(2)
         }
     })

@@ -1,7 +1,7 @@
 //! Starting QEMU: the machine Tally runs on, how a run ends, and what its keyboard types.
 //!
 //! The machine: a PC (`-machine pc`) under TCG (KVM hangs in the boot loader on these nested
-//! machines), 256 MiB, COM1 on stdio, no display, no reboot (a triple fault ends QEMU rather
+//! machines), 256 MiB, COM1 on stdio (a `-chardev`: see the keys below), no display, no reboot (a triple fault ends QEMU rather
 //! than looping), the `isa-debug-exit` device at port 0xF4, and the kernel command line in
 //! the fw_cfg file `opt/tally/cmdline`. The boot disk is opened with `snapshot=on`, so
 //! several QEMUs can boot one image at once and nothing a run writes persists.
@@ -19,16 +19,26 @@
 //! `script`) is sent whole, then `^D`; xtask's own standard input, when it is not a
 //! terminal (`cargo xtask run < cmds.txt`, `< /dev/null`), is forwarded line by line, then
 //! `^D` at its end. On a terminal QEMU reads the keyboard itself, in raw mode, so a `^D`
-//! typed there reaches the guest as it is. Input is held back until the kernel has printed
-//! [`READY`]: before that the UART is being reset, and bytes sent then would be lost. In
+//! (or `^C`, `^Z`, `^\`) typed there reaches the guest as it is. Input is held back until
+//! the kernel has printed [`READY`]: before that the UART is being reset, and bytes sent then would be lost. In
 //! those piped modes QEMU's output passes through xtask (which watches for [`READY`]) on
 //! its way to the terminal or the capture.
 //!
 //! **Exit status.** The kernel ends a run by writing a value `v` to the exit device, and
-//! QEMU exits with `(v << 1) | 1`. The kernel's verdicts are `0x10` (success, status 33)
-//! and `0x11` (failure, 35); a kernel that ends the run with a program's exit status `N`
-//! (init's, pid 1, which hands on the shell's) writes `0x10 + N`, so 33 and 35 are also N = 0 and N = 1, and any
-//! other odd status from 37 up is [`Status::Exited`]`(N)`.
+//! QEMU exits with `(v << 1) | 1` (`kernel/hal/src/qemu.rs`). A program's exit status `N`
+//! (init's, pid 1, which hands on the shell's) is written as `0x10 + N`: status 33 is
+//! N = 0, [`Status::Success`], and any odd status from 35 up is [`Status::Exited`]`(N)`.
+//! The kernel's own failure verdict (a panic, a fault, a failed self-test, pid 1 killed by a
+//! signal) is `0x0F`, status 31, [`Status::Failure`]: it never collides with a program's
+//! status, so "init ended with status 1" and "the kernel failed" are told apart. Its success
+//! verdict (a self-test passed) is `0x10`, the same status 33 as N = 0.
+//!
+//! **The keys of the VM** ([`console_chardev`]). The console's chardev has `signal=off`,
+//! so `^C`, `^Z` and `^\` typed on the terminal reach the guest (as bytes 0x03, 0x1a,
+//! 0x1c) instead of killing or suspending QEMU. On a terminal, QEMU's multiplexer reads
+//! the escape `Ctrl-A`: `Ctrl-A x` ends the VM (QEMU exits with status 0, [`Status::Other`]),
+//! `Ctrl-A Ctrl-A` types one `Ctrl-A`. Piped and scripted input has no escape: every byte
+//! goes to the guest.
 
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -74,19 +84,19 @@ impl Input {
 /// How a QEMU run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
-    /// The kernel wrote 0x10 to the exit device (QEMU status 33).
+    /// Status 33: the kernel wrote 0x10 — its success verdict, or a program's exit status 0.
     Success,
-    /// The kernel wrote 0x11 (QEMU status 35): a failed test, a panic, a fault — or a
-    /// program's exit status 1.
+    /// Status 31: the kernel wrote 0x0F, its failure verdict (a failed test, a panic, a
+    /// fault, pid 1 killed by a signal).
     Failure,
-    /// The kernel wrote `0x10 + N` for a program's exit status `N` >= 2 (QEMU status
-    /// `33 + 2N`).
+    /// Status `33 + 2N`: the kernel wrote `0x10 + N` for init's exit status `N` >= 1.
     Exited(u8),
     /// Killed by the runner's timeout.
     Timeout,
     /// Killed on purpose once the console showed a pattern ([`Qemu::kill_after`]).
     Killed,
-    /// Any other end: QEMU's own error, a triple fault with -no-reboot (status 0), a signal.
+    /// Any other end: status 0 (`Ctrl-A x` on the terminal, or a triple fault with
+    /// -no-reboot), QEMU's own error (status 1), a signal (`None`).
     Other(Option<i32>),
 }
 
@@ -94,9 +104,26 @@ impl Status {
     fn from_code(code: Option<i32>) -> Self {
         match code {
             Some(33) => Status::Success,
-            Some(35) => Status::Failure,
-            Some(c) if c > 35 && c <= 255 && c % 2 == 1 => Status::Exited(((c - 33) / 2) as u8),
+            Some(31) => Status::Failure,
+            Some(c) if (35..=255).contains(&c) && c % 2 == 1 => Status::Exited(((c - 33) / 2) as u8),
             other => Status::Other(other),
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    /// How the run ended, in words: "init (pid 1) ended with status 3", "the kernel's
+    /// failure verdict", …
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Status::Success => write!(f, "success (status 0)"),
+            Status::Failure => write!(f, "the kernel's failure verdict (QEMU status 31)"),
+            Status::Exited(n) => write!(f, "init (pid 1) ended with status {n}"),
+            Status::Timeout => write!(f, "a timeout (QEMU killed)"),
+            Status::Killed => write!(f, "QEMU killed on purpose"),
+            Status::Other(Some(0)) => write!(f, "QEMU status 0 (Ctrl-A x, or a reset: a triple fault)"),
+            Status::Other(Some(c)) => write!(f, "QEMU status {c}, not through the exit device"),
+            Status::Other(None) => write!(f, "QEMU killed by a signal"),
         }
     }
 }
@@ -220,7 +247,10 @@ impl Qemu {
         let monitor =
             self.monitor.as_ref().map_or_else(|| "none".to_string(), |p| format!("unix:{},server,nowait", p.display()));
         c.args(MACHINE)
-            .args(["-no-reboot", "-display", "none", "-monitor", &monitor, "-serial", "stdio"])
+            .args(["-no-reboot", "-display", "none", "-monitor", &monitor])
+            .arg("-chardev")
+            .arg(console_chardev(&self.input))
+            .args(["-serial", "chardev:console"])
             .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
             .arg("-drive")
             .arg(format!("format=raw,file={},if=ide,index=0,snapshot=on", self.image.display()));
@@ -338,6 +368,20 @@ impl Qemu {
     }
 }
 
+/// QEMU's `-chardev` for COM1, the console, on QEMU's standard input and output.
+///
+/// `signal=off` always: QEMU must not turn a typed `^C` into a SIGINT of its own (which
+/// ends it with "terminating on signal 2") nor let `^Z` suspend it on the host — the bytes
+/// 0x03, 0x1a and 0x1c go to the guest, whose tty makes them signals. On a terminal
+/// ([`Input::Terminal`]) the chardev is also multiplexed (`mux=on`): QEMU then reads the
+/// escape `Ctrl-A` itself, and `Ctrl-A x` ends the VM (`Ctrl-A h` lists the others,
+/// `Ctrl-A Ctrl-A` sends one `Ctrl-A` to the guest). Piped or scripted input is not
+/// multiplexed, so every byte of it, 0x01 included, reaches the guest as it is.
+fn console_chardev(input: &Input) -> String {
+    let mux = if matches!(input, Input::Terminal) { ",mux=on" } else { "" };
+    format!("stdio,id=console{mux},signal=off")
+}
+
 /// Copies QEMU's output to `sink` as it arrives, and signals `ready` once it has contained
 /// [`READY`] (the marker may be split across reads).
 fn pump(mut from: impl Read, ready: mpsc::Sender<()>, mut sink: impl FnMut(&[u8])) {
@@ -432,5 +476,61 @@ fn wait_or_kill(
             return Ok(Status::Timeout);
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args_of(input: Input) -> Vec<String> {
+        let q = Qemu::new(Path::new("boot.img"), Path::new("acct.img")).input(input);
+        q.command().get_args().map(|a| a.to_string_lossy().into_owned()).collect()
+    }
+
+    /// The value after `flag`, for each time `flag` appears.
+    fn values<'a>(args: &'a [String], flag: &str) -> Vec<&'a str> {
+        args.windows(2).filter(|w| w[0] == flag).map(|w| w[1].as_str()).collect()
+    }
+
+    #[test]
+    fn the_console_never_lets_qemu_take_signals_and_only_a_terminal_gets_the_escape() {
+        for input in [Input::Closed, Input::Script(b"hello\n".to_vec()), Input::Stdin] {
+            let a = args_of(input.clone());
+            assert_eq!(values(&a, "-chardev"), ["stdio,id=console,signal=off"], "{input:?}");
+            assert_eq!(values(&a, "-serial"), ["chardev:console"], "{input:?}");
+        }
+        let a = args_of(Input::Terminal);
+        assert_eq!(values(&a, "-chardev"), ["stdio,id=console,mux=on,signal=off"]);
+        assert_eq!(values(&a, "-serial"), ["chardev:console"]);
+        assert!(!a.iter().any(|x| x == "stdio"), "no second user of stdio: {a:?}");
+    }
+
+    #[test]
+    fn the_monitor_and_the_capture_keep_their_own_places() {
+        let q = Qemu::new(Path::new("boot.img"), Path::new("acct.img"))
+            .input(Input::Terminal)
+            .monitor(Path::new("/tmp/m.sock"))
+            .capture(Path::new("/tmp/c.bin"));
+        let a: Vec<String> = q.command().get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert_eq!(values(&a, "-monitor"), ["unix:/tmp/m.sock,server,nowait"]);
+        // COM1 first, COM2 second: QEMU numbers the serial ports in order.
+        assert_eq!(values(&a, "-serial"), ["chardev:console", "file:/tmp/c.bin"]);
+        assert_eq!(values(&args_of(Input::Closed), "-monitor"), ["none"]);
+    }
+
+    #[test]
+    fn exit_statuses_tell_the_kernels_verdict_from_inits_status() {
+        assert_eq!(Status::from_code(Some(33)), Status::Success);
+        assert_eq!(Status::from_code(Some(31)), Status::Failure);
+        assert_eq!(Status::from_code(Some(35)), Status::Exited(1));
+        assert_eq!(Status::from_code(Some(39)), Status::Exited(3));
+        assert_eq!(Status::from_code(Some(255)), Status::Exited(111));
+        assert_eq!(Status::from_code(Some(0)), Status::Other(Some(0)));
+        assert_eq!(Status::from_code(Some(1)), Status::Other(Some(1)));
+        assert_eq!(Status::from_code(Some(34)), Status::Other(Some(34)));
+        assert_eq!(Status::from_code(None), Status::Other(None));
+        assert_eq!(Status::Exited(1).to_string(), "init (pid 1) ended with status 1");
+        assert!(Status::Failure.to_string().contains("kernel's failure verdict"));
     }
 }

@@ -13,6 +13,8 @@
 //! echo done                      # without it the console gets no input at all
 //! """
 //! capture_serial = ["exit record", "pid 7 (spin)"]  # optional: see below
+//! prstat_rows_add_up = true      # optional: each prstat row's columns add up to 100 %
+//!                                # (± rounding), or the scenario fails (`prstat_rows.rs`)
 //!
 //! acct_disk_mib = 4              # optional: the accounting disk's size, 4 to 64 MiB (default
 //!                                # 8); the scenarios that fill it take a small one
@@ -86,6 +88,17 @@ pub enum Expect {
     Killed,
 }
 
+impl Expect {
+    /// What the scenario waits for, in the words of [`crate::qemu::Status`]'s display.
+    fn describe(self) -> &'static str {
+        match self {
+            Expect::Success => "success (status 0)",
+            Expect::Failure => "the kernel's failure verdict",
+            Expect::Killed => "QEMU killed on purpose",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -123,6 +136,9 @@ pub struct Scenario {
     /// Files of the accounting disk judged on the host after the run (`hostcheck.rs`).
     #[serde(default)]
     pub host_check: Vec<crate::hostcheck::HostCheck>,
+    /// Every prstat table's rows must add up to 100 % (`prstat_rows.rs`).
+    #[serde(default)]
+    pub prstat_rows_add_up: bool,
 }
 
 fn default_timeout() -> u64 {
@@ -200,17 +216,21 @@ impl Scenario {
             (Expect::Killed, Status::Killed) => {}
             (Expect::Killed, got) => {
                 return Err(format!(
-                    "expected to be killed after {:?}, QEMU ended with {got:?} first",
+                    "expected to be killed after \"{}\", the run ended first, with {got}",
                     self.kill_after.as_deref().unwrap_or_default()
                 ))
             }
             (_, Status::Timeout) => return Err(format!("timed out after {} s", self.timeout)),
-            (want, got) => return Err(format!("expected {want:?}, QEMU ended with {got:?}")),
+            (want, got) => return Err(format!("expected {}, the run ended with {got}", want.describe())),
         }
         // The UART sends every "\n" as "\r\n": patterns spanning lines are written with "\n".
         let serial = serial.replace("\r\n", "\n");
         find_in_order(&serial, &self.serial)
-            .map_err(|p| format!("serial output lacks {p:?} (after the previous match)"))
+            .map_err(|p| format!("serial output lacks {p:?} (after the previous match)"))?;
+        if self.prstat_rows_add_up {
+            crate::prstat_rows::check(&serial)?;
+        }
+        Ok(())
     }
 
     /// Check the COM2 capture of a run against `capture_serial` (nothing to check without it).

@@ -79,7 +79,10 @@ pub fn run(filter: Option<&str>, opts: &BuildOpts, jobs: Option<usize>, no_host:
     println!("\n(wall time {:.1} s)", started.elapsed().as_secs_f64());
     println!("{} passed, {} failed", tally.passed, tally.failed.len());
     if total == 0 {
-        eprintln!("xtask: no test ran (filter {filter:?} matched nothing)");
+        match filter {
+            Some(f) => eprintln!("xtask: no test ran (no test name contains `{f}`)"),
+            None => eprintln!("xtask: no test ran"),
+        }
         return Ok(ExitCode::FAILURE);
     }
     Ok(if tally.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })

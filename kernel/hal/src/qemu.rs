@@ -1,20 +1,26 @@
 //! Ending the machine: QEMU's `isa-debug-exit` device at port 0xF4.
 //!
 //! Writing a value `v` makes QEMU exit with status `(v << 1) | 1`, so no value can produce
-//! status 0. `cargo xtask` treats 33 (`0x10`) as success and everything else — 35 (`0x11`),
-//! a crash, a timeout, a triple fault — as failure. To hand on a program's exit code `n`
-//! (init's when pid 1 ends — the shell's, by default), the kernel writes `0x10 + n`, which
-//! xtask turns back into `n`: 0 is success, 1 is the failure status above.
+//! status 0. Two kinds of value, which never overlap, so `cargo xtask` can always say which
+//! one ended the run:
+//! * a program's exit code `n` (init's when pid 1 ends — the shell's, by default): `0x10 + n`,
+//!   status `33 + 2n`, which xtask turns back into `n` (0 is success);
+//! * the kernel's failure verdict (a panic, a fault, a failed self-test, pid 1 killed by a
+//!   signal): `0x0F`, status 31, below every program's code. The kernel's success verdict
+//!   (a self-test passed) is `0x10`, the same as a program's 0: both mean success.
+//!
+//! Everything else — a triple fault (status 0 with `-no-reboot`), QEMU's own errors,
+//! a timeout — is a failure too, that the kernel did not get to report.
 
 use x86_64::instructions::port::Port;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum ExitCode {
-    /// QEMU exit status 33.
+    /// QEMU exit status 33 (the same as a program's exit code 0).
     Success = 0x10,
-    /// QEMU exit status 35.
-    Failure = 0x11,
+    /// QEMU exit status 31: the kernel's failure verdict, outside the programs' codes.
+    Failure = 0x0F,
 }
 
 /// Ask QEMU to exit; if there is no exit device (real hardware), halt instead.
