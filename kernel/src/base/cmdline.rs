@@ -1,12 +1,25 @@
 //! The kernel command line: `key=value` words from QEMU's fw_cfg file `opt/tally/cmdline`.
 //!
 //! `cargo xtask run --cmdline "..."` and the test scenarios set it; e.g. `test=heap` runs
-//! one self-test, `loglevel=debug` shows more. Unknown keys are ignored. As on Linux, the
-//! words after a lone `--` are not the kernel's: they are handed to init as its arguments
-//! (`demo=off -- hello a ; sh` makes `/bin/init` run `hello a`, then the shell).
+//! one self-test, `loglevel=debug` shows more. A key the kernel does not know, or a value a
+//! key does not take, is ignored with a warning on the console ([`KEYS`] lists them): as
+//! Linux's "Unknown kernel command line parameters … will be passed to user space", a typo
+//! is visible rather than silently lost. As on Linux, the words after a lone `--` are not
+//! the kernel's: they are handed to init as its arguments (`demo=off -- hello a ; sh` makes
+//! `/bin/init` run `hello a`, then the shell).
 
 use alloc::string::String;
 use spin::Once;
+
+/// The kernel's keys and the values each takes (`None`: any value; the key's user checks
+/// it, as `test=` and `bench=` do). README.md lists them for users.
+pub const KEYS: [(&str, Option<&[&str]>); 5] = [
+    ("test", None),
+    ("bench", None),
+    ("demo", Some(&["on", "off"])),
+    ("init", None),
+    ("loglevel", Some(&super::console::LEVEL_NAMES)),
+];
 
 static CMDLINE: Once<String> = Once::new();
 const MAX_LEN: usize = 4096;
@@ -19,6 +32,23 @@ pub fn init() {
         String::from(text.trim_end_matches('\0').trim())
     });
     log::info!("command line: \"{}\"", line());
+    warn_unknown();
+}
+
+/// Say which of the kernel's words will be ignored: an unknown key, a value its key does not
+/// take. The words after `--` are init's and are not checked here.
+fn warn_unknown() {
+    for word in kernel_words() {
+        let (key, value) = word.split_once('=').unwrap_or((word, ""));
+        match KEYS.iter().find(|(k, _)| *k == key) {
+            None => println!("kernel: unknown command-line key `{key}` (ignored)"),
+            Some((_, Some(values))) if !values.contains(&value) => println!(
+                "kernel: command-line `{word}`: `{key}` takes {} (ignored)",
+                values.join(", ")
+            ),
+            Some(_) => {}
+        }
+    }
 }
 
 pub fn line() -> &'static str {

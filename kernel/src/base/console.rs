@@ -2,7 +2,7 @@
 //!
 //! Log lines carry the monotonic time since boot, like Linux's `dmesg`:
 //! `[    0.123456] INFO  message`. The level is set by `loglevel=` on the command line
-//! (error, warn, info, debug, trace).
+//! (off, error, warn, info, debug, trace; anything else is `info`, with a warning).
 
 use core::fmt::{self, Write};
 use spin::Mutex;
@@ -81,14 +81,20 @@ pub fn init() {
     log::set_max_level(log::LevelFilter::Info);
 }
 
+/// The names `loglevel=` takes (`base::cmdline` checks a value against them), in the order
+/// of [`FILTERS`].
+pub const LEVEL_NAMES: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+const FILTERS: [log::LevelFilter; 6] = [
+    log::LevelFilter::Off,
+    log::LevelFilter::Error,
+    log::LevelFilter::Warn,
+    log::LevelFilter::Info,
+    log::LevelFilter::Debug,
+    log::LevelFilter::Trace,
+];
+
+/// Show log lines up to level `name` (one of [`LEVEL_NAMES`]); any other name means `info`.
 pub fn set_level(name: &str) {
-    let level = match name {
-        "error" => log::LevelFilter::Error,
-        "warn" => log::LevelFilter::Warn,
-        "debug" => log::LevelFilter::Debug,
-        "trace" => log::LevelFilter::Trace,
-        "off" => log::LevelFilter::Off,
-        _ => log::LevelFilter::Info,
-    };
+    let level = LEVEL_NAMES.iter().position(|n| *n == name).map_or(log::LevelFilter::Info, |i| FILTERS[i]);
     log::set_max_level(level);
 }
