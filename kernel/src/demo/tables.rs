@@ -2,6 +2,7 @@
 //! `prstat -m`, one column per microstate) and per IRQ line (count, total, min, max, mean).
 
 use tally_microstate::{IrqLineStats, MicroState, MsaTimes, NR_MICROSTATES};
+use tally_uapi::kstat::{KSTAT_INTR_NAMES, KSTAT_NUM_INTRS};
 
 use crate::base::time;
 
@@ -49,24 +50,43 @@ pub fn microstates(rows: &[Row]) {
     }
 }
 
-/// Print the per-IRQ table for the lines that fired.
+/// Print the per-IRQ table for the lines that fired. KINDS names each kind that counted
+/// (illumos `kstat_intr_t`'s names: `hard 304`, `spurious 1`, …); kinds at zero are left out.
 pub fn irq_lines(lines: &[IrqLineStats]) {
     let clock = time::clock();
     println!(
-        "{:>3}  {:>8} {:>12} {:>10} {:>10} {:>10}  kinds(hard soft watchdog spurious multiple_service)",
-        "irq", "count", "total us", "min ns", "max ns", "mean ns"
+        "{:>3} {:<6} {:>8} {:>12} {:>10} {:>10} {:>10}  {}",
+        "irq", "name", "count", "total us", "min ns", "max ns", "mean ns", "kinds"
     );
     for (line, l) in lines.iter().enumerate().filter(|(_, l)| l.timer.num_events > 0) {
         let t = &l.timer;
         println!(
-            "{:>3}  {:>8} {:>12} {:>10} {:>10} {:>10}  {:?}",
+            "{:>3} {:<6} {:>8} {:>12} {:>10} {:>10} {:>10}  {}",
             line,
+            crate::stats::irq_line_name(line),
             t.num_events,
             clock.ticks_to_ns(t.elapsed_time) / 1000,
             clock.ticks_to_ns(t.min_time),
             clock.ticks_to_ns(t.max_time),
             clock.ticks_to_ns(t.elapsed_time / t.num_events),
-            l.intrs.counts
+            Kinds(&l.intrs.counts)
         );
+    }
+}
+
+/// Interrupt counts by kind, as `hard 304, spurious 1`: the non-zero ones, named.
+struct Kinds<'a>(&'a [u64; KSTAT_NUM_INTRS]);
+
+impl core::fmt::Display for Kinds<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let mut sep = "";
+        for (name, n) in KSTAT_INTR_NAMES.iter().zip(self.0).filter(|(_, &n)| n > 0) {
+            write!(f, "{sep}{name} {n}")?;
+            sep = ", ";
+        }
+        if sep.is_empty() {
+            f.write_str("-")?;
+        }
+        Ok(())
     }
 }

@@ -33,10 +33,15 @@ static HANDLERS: Mutex<[Option<Handler>; NR_LINES]> = Mutex::new([None; NR_LINES
 static COUNT: [AtomicU64; NR_LINES] = [const { AtomicU64::new(0) }; NR_LINES];
 static SPURIOUS: [AtomicU64; NR_LINES] = [const { AtomicU64::new(0) }; NR_LINES];
 static TICKS: AtomicU64 = AtomicU64::new(0);
+/// The TSC when each line came into use — its handler was registered, or, for a line with
+/// no handler, its first spurious interrupt came — 0 if never: the creation time (`crtime`)
+/// of the line's kstats, which are made later, at a read (`stats/irq_lines.rs`).
+static SINCE: [AtomicU64; NR_LINES] = [const { AtomicU64::new(0) }; NR_LINES];
 
 /// Install `handler` for `line` and unmask the line.
 fn register(line: u8, handler: Handler) {
     hal::cpu::without_interrupts(|| HANDLERS.lock()[line as usize] = Some(handler));
+    SINCE[line as usize].store(hal::tsc::read(), Ordering::Relaxed);
     hal::pic::unmask(line);
 }
 
@@ -49,9 +54,12 @@ fn register(line: u8, handler: Handler) {
 /// user mode — where a thread whose process is being killed exits instead
 /// (`proc::exit_if_killed`; a thread preempted in user mode leaves this way).
 pub fn dispatch(line: u8, from_user: bool) {
-    sched::irq_enter(line, hal::tsc::read());
+    let entry = hal::tsc::read();
+    sched::irq_enter(line, entry);
     if (line == 7 || line == 15) && !hal::pic::in_service(line) {
         SPURIOUS[line as usize].fetch_add(1, Ordering::Relaxed);
+        // Only the first spurious interrupt of a line without a handler sets it.
+        let _ = SINCE[line as usize].compare_exchange(0, entry, Ordering::Relaxed, Ordering::Relaxed);
         sched::irq_outcome(IntrKind::Spurious);
         if line == 15 {
             hal::pic::end_of_interrupt_master_only();
@@ -75,11 +83,13 @@ fn timer_tick() {
     sched::tick(hal::tsc::read());
 }
 
-/// Route the lines and start the tick: PIT channel 0 at `HZ` on its line (counted as a
-/// watchdog interrupt), and each driver's handler on its device's line. Runs in `kmain`
-/// after the drivers are set up and before interrupts are enabled.
+/// Route the lines and start the tick: PIT channel 0 at `HZ` on its line, and each driver's
+/// handler on its device's line. Runs in `kmain` after the drivers are set up and before
+/// interrupts are enabled. The clock tick counts as a *hard* interrupt, as Solaris counts
+/// its clock (`KSTAT_INTR_HARD`: a device raised it); *watchdog* is for a watchdog timer's
+/// interrupt, which Tally does not have.
 pub fn init() {
-    sched::set_line_kind(TIMER_LINE, IntrKind::Watchdog);
+    sched::set_line_kind(TIMER_LINE, IntrKind::Hard);
     let divisor = hal::pit::start_periodic(HZ);
     register(TIMER_LINE, timer_tick);
     log::info!("PIT: {HZ} Hz tick (divisor {divisor})");
@@ -101,6 +111,11 @@ pub fn count(line: u8) -> u64 {
 /// Spurious interrupts seen on `line`.
 pub fn spurious(line: u8) -> u64 {
     SPURIOUS[line as usize].load(Ordering::Relaxed)
+}
+
+/// When each line came into use (TSC; 0 if never): see [`SINCE`].
+pub fn since() -> [u64; NR_LINES] {
+    core::array::from_fn(|l| SINCE[l].load(Ordering::Relaxed))
 }
 
 /// [`count`] and [`spurious`] of every line, read together.

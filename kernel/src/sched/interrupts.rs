@@ -26,7 +26,7 @@ pub fn irq_outcome(kind: IntrKind) {
     state::try_with_irqs_off(|s| s.rq.irq_mut().set_outcome(kind));
 }
 
-/// Set the kind a line's interrupts count as (the timer's are "watchdog" interrupts).
+/// Set the kind a line's interrupts count as (`Hard` unless set: the timer's are too).
 pub fn set_line_kind(line: u8, kind: IntrKind) {
     state::with(|s| s.rq.irq_mut().set_line_kind(line as usize, kind));
 }

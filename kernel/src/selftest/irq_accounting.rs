@@ -50,8 +50,8 @@ pub fn invariants() -> Result<(), &'static str> {
     if counts[timer] != s.irq_lines[timer].timer.num_events {
         return Err("the timer line's event count differs from its interrupt count");
     }
-    if s.irq_lines[timer].intrs.get(IntrKind::Watchdog) != s.irq_lines[timer].timer.num_events {
-        return Err("timer interrupts are not counted as watchdog interrupts");
+    if s.irq_lines[timer].intrs.get(IntrKind::Hard) != s.irq_lines[timer].timer.num_events {
+        return Err("timer interrupts are not counted as hard interrupts (Solaris' clock is KSTAT_INTR_HARD)");
     }
     if s.irq_lines[7].intrs.get(IntrKind::Spurious) != spurious[7] || spurious[7] == 0 {
         return Err("the spurious IRQ 7 is not counted as spurious by the accounting");

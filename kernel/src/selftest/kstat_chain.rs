@@ -16,7 +16,9 @@
 //!    its `wlentime` (tasks waiting × time) and `rtime` (CPU busy time) have grown;
 //! 5. every kstat reads with a fresh snaptime (between the times taken just before and
 //!    just after the read) and a crtime not after it; then all of them are printed in
-//!    illumos `kstat -p` form.
+//!    illumos `kstat -p` form;
+//! 6. (with 1) the clock line's kstats carry the time its handler was registered as their
+//!    crtime, before the run queue's kstat was made, not the time of their first read.
 
 use alloc::string::String;
 use alloc::vec;
@@ -103,6 +105,14 @@ pub fn chain() -> Result<(), &'static str> {
             println!("kstat: {m}:{i}:{n} missing from the chain");
             return Err("an expected kstat is missing from the chain");
         }
+    }
+    // A line's kstats are dated from when the line came into use — the clock's handler was
+    // registered in `irq::init`, before `stats::init` made the run queue's kstat — not from
+    // the first read, which comes long after.
+    let crtime = |m, i, n| find(&hs, m, i, n).map(|h| h.ks_crtime);
+    let runq_born = crtime("unix", 0, "runq");
+    if crtime("pic", 0, "clock") > runq_born || crtime("unix", 0, "irq_timer") > runq_born {
+        return Err("the clock line's kstats are dated from a read, not from the line's registration");
     }
 
     // 2a. A line that never fired fires: its kstats appear, the KCID moves.

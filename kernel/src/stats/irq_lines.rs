@@ -4,8 +4,11 @@
 //! counts every line's interrupts by kind and times its handlers; this file publishes that,
 //! Solaris style, as two kstats per line: `pic:L:NAME` (`KSTAT_TYPE_INTR`: the five
 //! `kstat_intr_t` counters) and `unix:L:irq_timer` (`KSTAT_TYPE_TIMER`: the handler time in
-//! ns). A line's kstats are created at the first read after it first fired: interrupt
-//! handlers never take the registry lock. The timer's record is produced at read time from
+//! ns). A line's kstats are created at the first read after it first fired (interrupt
+//! handlers never take the registry lock), but dated from when the line came into use —
+//! its handler registered at boot, or its first spurious interrupt (`irq::since`) — as
+//! Solaris creates a line's kstat when its handler is added: `crtime` says how long the
+//! counters have been counting, whenever someone first looked. The timer's record is produced at read time from
 //! the accounting's sums, which cannot be replayed as `start`/`stop` events (Solaris'
 //! `ks_snapshot` for a virtual kstat). Without the `accounting` feature the counters come
 //! from `irq::counters()` and the timers stay at zero. See `docs/kstat.md`.
@@ -15,7 +18,6 @@ use tally_uapi::kstat::{KidT, KstatRecord, KstatTimer, KSTAT_TYPE_INTR, KSTAT_TY
 
 use super::{hrtime, Sources, State};
 use hal::pic::NR_LINES;
-use hal::pit::IRQ_LINE as TIMER_LINE;
 
 /// The two kstats of one line.
 #[derive(Clone, Copy, Debug)]
@@ -50,8 +52,8 @@ fn counts(src: &Sources, line: usize) -> [u64; 5] {
         return src.lines[line].intrs.counts;
     }
     let mut c = [0u64; 5];
-    let kind = if line == TIMER_LINE as usize { IntrKind::Watchdog } else { IntrKind::Hard };
-    c[kind.index()] = src.irq_counts[line];
+    // Every line's interrupts are hard ones, the clock's too (see `irq::init`).
+    c[IntrKind::Hard.index()] = src.irq_counts[line];
     c[IntrKind::Spurious.index()] = src.irq_spurious[line];
     c
 }
@@ -62,7 +64,11 @@ pub(super) fn discover(st: &mut State, src: &Sources, now: i64) {
         if st.lines[line].is_some() || st.lines_failed[line] || counts(src, line).iter().all(|&c| c == 0) {
             continue;
         }
-        match create(st, line, now) {
+        let crtime = match src.irq_since[line] {
+            0 => now,
+            tsc => hrtime(crate::base::time::clock().monotonic_ns(tsc)).min(now),
+        };
+        match create(st, line, crtime) {
             Ok(k) => {
                 st.lines[line] = Some(k);
                 refresh(st, k.intr, src);
@@ -75,11 +81,11 @@ pub(super) fn discover(st: &mut State, src: &Sources, now: i64) {
     }
 }
 
-fn create(st: &mut State, line: usize, now: i64) -> Result<LineKstats, KstatError> {
+fn create(st: &mut State, line: usize, crtime: i64) -> Result<LineKstats, KstatError> {
     let name = line_name(line);
     let instance = line as i32;
-    let intr = st.reg.create("pic", instance, name, "interrupts", KSTAT_TYPE_INTR, 1, now)?;
-    let timer = match st.reg.create("unix", instance, "irq_timer", "interrupts", KSTAT_TYPE_TIMER, 1, now) {
+    let intr = st.reg.create("pic", instance, name, "interrupts", KSTAT_TYPE_INTR, 1, crtime)?;
+    let timer = match st.reg.create("unix", instance, "irq_timer", "interrupts", KSTAT_TYPE_TIMER, 1, crtime) {
         Ok(kid) => kid,
         Err(e) => {
             let _ = st.reg.delete(intr);

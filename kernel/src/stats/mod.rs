@@ -35,6 +35,9 @@ pub mod kstat_print;
 pub mod runq;
 mod system_misc;
 
+/// What sits on a legacy PC line (`clock`, `com1`, `ide0`…): the name of its kstats.
+pub use irq_lines::line_name as irq_line_name;
+
 use alloc::vec::Vec;
 use spin::Mutex;
 use tally_kstat::{KstatError, KstatRead, KstatRegistry};
@@ -90,6 +93,8 @@ pub(crate) struct Sources {
     pub lines: [IrqLineStats; NR_LINES],
     pub irq_counts: [u64; NR_LINES],
     pub irq_spurious: [u64; NR_LINES],
+    /// When each line came into use (TSC, 0: never): its kstats' `crtime`.
+    pub irq_since: [u64; NR_LINES],
     pub nproc: u32,
     pub nr_switches: u64,
     pub ticks: u64,
@@ -108,6 +113,7 @@ impl Sources {
             lines: snap.irq_lines,
             irq_counts,
             irq_spurious,
+            irq_since: crate::irq::since(),
             nproc: u32::try_from(snap.tasks.len()).unwrap_or(u32::MAX),
             nr_switches: crate::sched::nr_switches(),
             ticks: crate::irq::ticks(),
