@@ -29,17 +29,27 @@
 //! | LCK    | `pr_ltime`, user locks           | FUTEX_SLEEP |
 //! | SLP    | `pr_slptime`, all other sleep    | INTERRUPTIBLE_SLEEP + UNINTERRUPTIBLE_SLEEP + POLL_SLEEP |
 //! | LAT    | `pr_wtime`, waiting for a CPU    | ONACTIVEQUEUE + ONEXPIREDQUEUE |
+//! | INT    | (none: Tally's own column)       | INTERRUPTED (an interrupt handler ran on the thread's time) |
 //! | VCX ICX | `pr_vctx`, `pr_ictx`            | voluntary / involuntary context switches in the interval |
 //! | SCL SIG | `pr_sysc`, `pr_sigs`            | system calls / signals in the interval (SIGCHLD, `kill`, faults) |
 //!
-//! Three states have no column, and their time is simply not shown, so a row can add up to
-//! less than 100: STOPPED (Solaris keeps `pr_stoptime` and prstat does not print it
-//! either), ZOMBIE (an exited thread has no time left to spend; prstat shows such an LWP as
-//! all zero), and INTERRUPTED. Solaris has no INTERRUPTED state: an interrupt there runs on
-//! an interrupt thread of its own, and the time is not the pinned thread's USR or SYS. Tally
-//! measures it per thread; counting it as SYS would charge a thread for another device's
-//! work, and as LAT would call it scheduling latency, which it is not. It is visible with
-//! `msa` and in the per-IRQ kstats (`kstat -p unix:0:irq_timer`).
+//! **INT is not Solaris'.** Solaris has no INTERRUPTED state: an interrupt there runs on an
+//! interrupt thread of its own, and the time is not the pinned thread's USR or SYS, so
+//! `prstat -m` has no column for it. Tally charges it to the thread that was interrupted, in
+//! its own state; counting it as SYS would charge a thread for another device's work, and as
+//! LAT would call it scheduling latency, which it is not. Leaving it out made a CPU-bound
+//! row add up to ~98.7 %, so it gets a column of its own, INT, after LAT. The per-IRQ kstats
+//! (`kstat -p unix:0:irq_timer`) say which line's handlers the time went to.
+//!
+//! With INT, a row adds up to 100 % (each column rounded to 0.1: ± 0.5 over the nine) for a
+//! thread that lived through the interval. Two states have no column: STOPPED (Solaris keeps
+//! `pr_stoptime` and prstat does not print it either) and ZOMBIE (an exited thread has no
+//! time left to spend; prstat shows such an LWP as all zero); a row whose thread was stopped
+//! or exited during the interval adds up to less.
+//!
+//! **The idle task is not listed** (pid 0, the boot thread that halts the CPU when nothing
+//! runs): its time is the CPU's idle time, not work of a process, and Solaris' idle threads
+//! belong to no process prstat shows either. The `Total:` line does not count it.
 //!
 //! USERNAME is the uid (Tally has no password file), `root` for 0. Rows are sorted by CPU
 //! share (USR + SYS + TRP), highest first, as prstat sorts by CPU; the `Total:` line counts
@@ -66,7 +76,7 @@ use MicroState::*;
 
 /// prstat -m's microstate columns, each the sum of the Tally states listed (see the table in
 /// the module documentation).
-const COLUMNS: [(&str, &[MicroState]); 8] = [
+const COLUMNS: [(&str, &[MicroState]); 9] = [
     ("USR", &[OncpuUsr]),
     ("SYS", &[OncpuSys]),
     ("TRP", &[OncpuTrap]),
@@ -75,7 +85,11 @@ const COLUMNS: [(&str, &[MicroState]); 8] = [
     ("LCK", &[FutexSleep]),
     ("SLP", &[InterruptibleSleep, UninterruptibleSleep, PollSleep]),
     ("LAT", &[OnActiveQueue, OnExpiredQueue]),
+    ("INT", &[Interrupted]),
 ];
+
+/// The idle task's process id: not listed (see the module documentation).
+const IDLE_PID: i32 = 0;
 
 const DEFAULT_INTERVAL_MS: u64 = 1000;
 const MAX_INTERVAL_MS: u64 = 3_600_000;
@@ -104,7 +118,10 @@ fn main() -> i32 {
             return 1;
         }
         let now = match sys::proc_stat_all() {
-            Ok(s) => s,
+            Ok(mut s) => {
+                s.retain(|p| p.tgid != IDLE_PID);
+                s
+            }
             Err(e) => return fail(e),
         };
         if i > 0 {
