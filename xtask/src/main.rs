@@ -244,7 +244,9 @@ fn parse_hz(s: &str) -> Result<u32, String> {
     let (lo, hi) = (build::HZ_RANGE.start(), build::HZ_RANGE.end());
     match s.parse::<u32>() {
         Ok(hz) if build::HZ_RANGE.contains(&hz) => Ok(hz),
-        _ => Err(format!("the tick rate must be a number of Hz within {lo}..={hi} (the PIT cannot tick slower than {lo} Hz)")),
+        _ => Err(format!(
+            "the tick rate must be a number of Hz within {lo}..={hi} (the PIT cannot tick slower than {lo} Hz)"
+        )),
     }
 }
 

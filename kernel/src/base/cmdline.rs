@@ -42,10 +42,9 @@ fn warn_unknown() {
         let (key, value) = word.split_once('=').unwrap_or((word, ""));
         match KEYS.iter().find(|(k, _)| *k == key) {
             None => println!("kernel: unknown command-line key `{key}` (ignored)"),
-            Some((_, Some(values))) if !values.contains(&value) => println!(
-                "kernel: command-line `{word}`: `{key}` takes {} (ignored)",
-                values.join(", ")
-            ),
+            Some((_, Some(values))) if !values.contains(&value) => {
+                println!("kernel: command-line `{word}`: `{key}` takes {} (ignored)", values.join(", "))
+            }
             Some(_) => {}
         }
     }
