@@ -58,9 +58,13 @@ impl Tally {
         self.calls += 1;
         match decode(ret) {
             Err(Errno(e)) if e == want => {}
-            other => {
+            Err(e) => {
                 self.wrong += 1;
-                println!("badptr: {name}({kind}) answered {other:?}, not {}", Errno(want));
+                println!("badptr: {name}({kind}) answered {e}, not {}", Errno(want));
+            }
+            Ok(n) => {
+                self.wrong += 1;
+                println!("badptr: {name}({kind}) answered {n}, not {}", Errno(want));
             }
         }
     }
@@ -172,7 +176,12 @@ fn main() -> i32 {
         Ok(pid) if pid == child && status == 0 => {}
         other => {
             t.wrong += 1;
-            println!("badptr: the child was lost to the bad wait4 calls: {other:?}, status {status:#x}");
+            match other {
+                Ok(pid) => println!(
+                    "badptr: the child was lost to the bad wait4 calls: wait4 answered pid {pid}, status {status:#x}"
+                ),
+                Err(e) => println!("badptr: the child was lost to the bad wait4 calls: wait4 answered {e}"),
+            }
         }
     }
 

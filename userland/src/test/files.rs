@@ -487,7 +487,10 @@ fn full_disk(keep: bool) {
     }
     let more = write(fd, b"more");
     if more != Err(Errno(ENOSPC)) {
-        println!("files: after {total} bytes, one more write: {:?}", more);
+        match more {
+            Ok(n) => println!("files: after {total} bytes, one more write wrote {n} bytes, not ENOSPC"),
+            Err(e) => println!("files: after {total} bytes, one more write: {e}, not ENOSPC"),
+        }
     }
     expect_err(more, ENOSPC, 163);
     let Ok(s) = fstat(fd) else { fail(164) };
