@@ -3,9 +3,10 @@
 //! An interrupt source (a device's vector, the timer) publishes how many interrupts of
 //! each kind it took:
 //!
-//! * *hard* — raised by the device itself;
+//! * *hard* — raised by the device itself (the PIT's clock tick too, as Solaris counts its
+//!   clock interrupt);
 //! * *soft* — raised by the system through a software interrupt;
-//! * *watchdog* — from a periodic timer call;
+//! * *watchdog* — from a periodic timer call (a driver's watchdog routine; Tally has none);
 //! * *spurious* — the handler ran but found nothing to service;
 //! * *multsvc* — serviced just before returning from another interrupt ("multiple service").
 //!

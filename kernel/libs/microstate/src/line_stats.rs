@@ -4,9 +4,10 @@
 //!
 //! * [`EventTimer`] is a `kstat_timer_t`: number of events, total elapsed time, the shortest
 //!   and longest single event, and when the last one started and stopped;
-//! * [`IntrCounts`] is a `kstat_intr_t`: interrupts counted by kind — hard, soft, watchdog
-//!   (the timer), spurious (nobody claimed it), multiple-service (one entry served several
-//!   devices).
+//! * [`IntrCounts`] is a `kstat_intr_t`: interrupts counted by kind — hard (a device raised
+//!   it: the timer's tick too, as Solaris counts its clock), soft, watchdog (a driver's
+//!   periodic watchdog call; none here), spurious (nobody claimed it), multiple-service (one
+//!   entry served several devices).
 //!
 //! [`crate::IrqAccounting`] owns one [`IrqLineStats`] per line and updates it when an
 //! interrupt ends; the kstat layer reads it. All times are TSC ticks.
@@ -89,7 +90,7 @@ pub struct IrqLineStats {
     /// Interrupts by kind.
     pub intrs: IntrCounts,
     /// The kind an interrupt on this line counts as unless its handler says otherwise
-    /// ([`IntrKind::Hard`] by default; the kernel marks the timer line [`IntrKind::Watchdog`]).
+    /// ([`IntrKind::Hard`] by default, the timer line's too; a spurious one is marked so).
     pub default_kind: IntrKind,
 }
 

@@ -82,11 +82,12 @@ pub const KSTAT_INTR_NAMES: [&str; KSTAT_NUM_INTRS] = ["hard", "soft", "watchdog
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IntrKind {
-    /// A device interrupt that a handler claimed.
+    /// A device interrupt that a handler claimed (the clock tick's included).
     Hard = KSTAT_INTR_HARD as u32,
     /// A software interrupt (deferred work raised by the kernel itself).
     Soft = KSTAT_INTR_SOFT as u32,
-    /// A timer ("watchdog") interrupt — the scheduler tick.
+    /// From a periodic timer call: a driver's watchdog routine (illumos' "watchdog"). Not
+    /// the clock tick, which a device raises and is [`IntrKind::Hard`], as in Solaris.
     Watchdog = KSTAT_INTR_WATCHDOG as u32,
     /// An interrupt no handler claimed.
     Spurious = KSTAT_INTR_SPURIOUS as u32,

@@ -150,7 +150,8 @@ impl Sim {
             digest: 0xcbf2_9ce4_8422_2325,
             check_accounting: tally_runqueue::ACCOUNTING_ENABLED,
         };
-        sim.sys.rq.irq_mut().set_line_kind(TIMER_LINE, tally_runqueue::IntrKind::Watchdog);
+        // As `irq::init`: the clock tick is a hard interrupt.
+        sim.sys.rq.irq_mut().set_line_kind(TIMER_LINE, tally_runqueue::IntrKind::Hard);
         sim
     }
 
