@@ -86,8 +86,8 @@ fn timer_tick() {
 /// Route the lines and start the tick: PIT channel 0 at `HZ` on its line, and each driver's
 /// handler on its device's line. Runs in `kmain` after the drivers are set up and before
 /// interrupts are enabled. The clock tick counts as a *hard* interrupt, as Solaris counts
-/// its clock (`KSTAT_INTR_HARD`: a device raised it); *watchdog* is for a watchdog timer's
-/// interrupt, which Tally does not have.
+/// its clock (`KSTAT_INTR_HARD`: a device raised it); *watchdog* is for "a periodic timer
+/// call", a driver's watchdog routine, which Tally does not have.
 pub fn init() {
     sched::set_line_kind(TIMER_LINE, IntrKind::Hard);
     let divisor = hal::pit::start_periodic(HZ);
