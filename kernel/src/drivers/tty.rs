@@ -239,10 +239,10 @@ pub fn read(buf: &mut [u8]) -> Result<usize, i32> {
     let got = READERS.wait_for(|| {
         let mut guard = TTY.lock();
         let tty = &mut *guard;
-        if tty.ld.wants_input() && !tty.raw.is_empty() {
+        if tty.ld.wants_input(buf.len()) && !tty.raw.is_empty() {
             tty.ld.set_start_column(hal::serial::column());
         }
-        while tty.ld.wants_input() {
+        while tty.ld.wants_input(buf.len()) {
             let Some(b) = tty.raw.pop_front() else { break };
             // A signal character reaches here only if ISIG was turned on after it arrived.
             if let Some(s) = tty.ld.receive(b, &mut Echo) {

@@ -200,14 +200,17 @@ impl<const N: usize> Ldisc<N> {
         self.end - self.pos
     }
 
-    /// Should the kernel feed more bytes? No while a completed line waits for its reader
-    /// (canonical: one line at a time, the rest stays in the kernel's flow-controlled
-    /// buffer), or while the raw input buffer is full.
-    pub fn wants_input(&self) -> bool {
+    /// Should the kernel feed more bytes, for a reader that wants `count`? Canonical: not
+    /// while a completed line waits for its reader (one line at a time; the rest stays in the
+    /// kernel's flow-controlled buffer). Raw: until `count` bytes (or the buffer) are in, no
+    /// more — so bytes beyond what the program reads are processed in whatever mode is in
+    /// force when they are read (a program that leaves raw mode leaves the rest of the input
+    /// to be edited and echoed as lines).
+    pub fn wants_input(&self, count: usize) -> bool {
         if self.canonical() {
             !self.ready
         } else {
-            self.end - self.pos < N
+            self.end - self.pos < count.clamp(1, N)
         }
     }
 

@@ -35,10 +35,10 @@ fn a_line_is_read_once_complete_with_icrnl() {
     let mut ld = Ldisc::<4096>::new();
     let (echo, _) = typed(&mut ld, b"hello");
     assert_eq!(read_all(&mut ld), None, "no line yet");
-    assert!(ld.wants_input());
+    assert!(ld.wants_input(4096));
     let (echo2, _) = typed(&mut ld, b"\r");
     assert_eq!([echo, echo2].concat(), b"hello\n");
-    assert!(!ld.wants_input(), "one line at a time");
+    assert!(!ld.wants_input(4096), "one line at a time");
     assert_eq!(read_all(&mut ld).unwrap(), b"hello\n");
     assert_eq!(read_all(&mut ld), None);
 }
@@ -245,7 +245,7 @@ proptest! {
             ld.receive(b, &mut s);
             prop_assert!(ld.line().len() < 16);
             prop_assert!(ld.available() <= 16);
-            if !ld.wants_input() {
+            if !ld.wants_input(64) {
                 let mut buf = [0u8; 64];
                 let n = ld.read(&mut buf).expect("a completed line is readable");
                 prop_assert!(n <= 16);
