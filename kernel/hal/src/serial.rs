@@ -163,7 +163,9 @@ pub fn disable_rx_interrupt() {
 
 /// Is the "data ready" interrupt on?
 pub fn rx_interrupt_enabled() -> bool {
-    super::cpu::without_interrupts(|| PORT.lock().as_mut().is_some_and(|p| p.inner_mut().ier().contains(IER::DATA_READY)))
+    super::cpu::without_interrupts(|| {
+        PORT.lock().as_mut().is_some_and(|p| p.inner_mut().ier().contains(IER::DATA_READY))
+    })
 }
 
 /// One received byte, if the UART holds one (reading it takes it out of the FIFO).

@@ -278,7 +278,7 @@ impl<const N: usize> Ldisc<N> {
             self.complete(None, out);
         } else if b == b'\n' || is(VEOL) || is(VEOL2) {
             if self.termios.lflag(ECHO) || self.termios.lflag(ECHONL) {
-                out.echo(&[b'\n']);
+                out.echo(b"\n");
             }
             self.complete(Some(b), out);
         } else {
