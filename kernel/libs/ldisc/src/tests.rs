@@ -189,6 +189,26 @@ fn raw_mode_hands_over_bytes_as_they_come() {
 }
 
 #[test]
+fn raw_mode_takes_only_what_a_read_asks_for() {
+    let mut ld = Ldisc::<4096>::new();
+    let canon = ld.termios();
+    let mut raw = canon;
+    raw.make_raw();
+    ld.set_termios(raw);
+    assert!(ld.wants_input(1));
+    typed(&mut ld, b"a");
+    assert!(!ld.wants_input(1), "one byte asked, one byte taken: the rest stays unprocessed");
+    assert!(ld.wants_input(2));
+    let mut one = [0u8; 1];
+    assert_eq!(ld.read(&mut one), Some(1));
+    // Back to canonical: what comes next is edited and echoed as a line.
+    ld.set_termios(canon);
+    let (echo, _) = typed(&mut ld, b"hi\r");
+    assert_eq!(echo, b"hi\n");
+    assert_eq!(read_all(&mut ld).unwrap(), b"hi\n");
+}
+
+#[test]
 fn switching_modes_keeps_pending_input() {
     let mut ld = Ldisc::<4096>::new();
     typed(&mut ld, b"par");
