@@ -545,6 +545,52 @@ pub fn csa_ctl_noarg(request: u32) -> Result<usize, Errno> {
     csa_ctl(request, &mut [])
 }
 
+// ---- The terminal: termios and the window size (ioctl) -------------------------------
+
+/// `ioctl(fd, TCGETS, &termios)`: the terminal's settings (`ENOTTY` if `fd` is not one).
+pub fn tcgetattr(fd: usize) -> Result<tally_uapi::tty::Termios, Errno> {
+    use tally_uapi::tty::{Termios, TCGETS};
+    let mut b = [0u8; Termios::SIZE];
+    call(SYS_IOCTL, [fd, TCGETS as usize, b.as_mut_ptr() as usize, 0, 0, 0])?;
+    Ok(Termios::from_bytes(&b))
+}
+
+/// When [`tcsetattr`]'s change takes effect (POSIX's `TCSANOW`, `TCSADRAIN`, `TCSAFLUSH`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// At once (`TCSETS`).
+    Now,
+    /// Once output has drained (`TCSETSW`).
+    Drain,
+    /// After discarding input not yet read (`TCSETSF`).
+    Flush,
+}
+
+/// `ioctl(fd, TCSETS/TCSETSW/TCSETSF, &termios)`.
+pub fn tcsetattr(fd: usize, when: When, t: &tally_uapi::tty::Termios) -> Result<usize, Errno> {
+    use tally_uapi::tty::{TCSETS, TCSETSF, TCSETSW};
+    let request = match when {
+        When::Now => TCSETS,
+        When::Drain => TCSETSW,
+        When::Flush => TCSETSF,
+    };
+    let b = t.to_bytes();
+    call(SYS_IOCTL, [fd, request as usize, b.as_ptr() as usize, 0, 0, 0])
+}
+
+/// `ioctl(fd, TIOCGWINSZ, &winsize)`: the terminal's size.
+pub fn window_size(fd: usize) -> Result<tally_uapi::tty::Winsize, Errno> {
+    use tally_uapi::tty::{Winsize, TIOCGWINSZ};
+    let mut b = [0u8; Winsize::SIZE];
+    call(SYS_IOCTL, [fd, TIOCGWINSZ as usize, b.as_mut_ptr() as usize, 0, 0, 0])?;
+    Ok(Winsize::from_bytes(&b))
+}
+
+/// Is `fd` a terminal (`isatty`: `TCGETS` succeeds)?
+pub fn isatty(fd: usize) -> bool {
+    tcgetattr(fd).is_ok()
+}
+
 // ---- Memory a program owns: anonymous mappings ----------------------------------------
 
 const PAGE: usize = 4096;

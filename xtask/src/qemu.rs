@@ -19,10 +19,17 @@
 //! `script`) is sent whole, then `^D`; xtask's own standard input, when it is not a
 //! terminal (`cargo xtask run < cmds.txt`, `< /dev/null`), is forwarded line by line, then
 //! `^D` at its end. On a terminal QEMU reads the keyboard itself, in raw mode, so a `^D`
-//! (or `^C`, `^Z`, `^\`) typed there reaches the guest as it is. Input is held back until
-//! the kernel has printed [`READY`]: before that the UART is being reset, and bytes sent then would be lost. In
-//! those piped modes QEMU's output passes through xtask (which watches for [`READY`]) on
-//! its way to the terminal or the capture.
+//! (or `^C`, `^Z`, `^\`) typed there reaches the guest as it is. Input is held back until the kernel has printed
+//! [`READY`]: before that the firmware and the boot loader own the UART, and the kernel's
+//! driver resets its FIFO, so bytes sent then are lost (the `tty_typeahead` scenario fails
+//! when the feeder does not wait). From [`READY`] on, nothing is lost however early or
+//! however much is typed: the console's receive interrupt is on, and its flow control
+//! (`kernel/src/drivers/tty.rs`) stops taking bytes while its buffer is full, which makes
+//! QEMU stop reading this pipe, so the feeder's `write` simply waits. A script is thus
+//! written whole at once — text typed before the shell is up waits in the kernel — and a
+//! 1 MiB script runs to its end (`tty_flow_control`). In those piped modes QEMU's output
+//! passes through xtask (which watches for [`READY`]) on its way to the terminal or the
+//! capture.
 //!
 //! **Exit status.** The kernel ends a run by writing a value `v` to the exit device, and
 //! QEMU exits with `(v << 1) | 1` (`kernel/hal/src/qemu.rs`). A program's exit status `N`
@@ -411,7 +418,8 @@ fn pump(mut from: impl Read, ready: mpsc::Sender<()>, mut sink: impl FnMut(&[u8]
 }
 
 /// Starts the thread that types [`Input::Script`] or [`Input::Stdin`] into QEMU once the
-/// kernel is ready, ending with `^D`.
+/// kernel is ready, ending with `^D`. Its writes block while the guest's console buffer is
+/// full (flow control, see the module comment): nothing is dropped on the way.
 fn start_feeder(child: &mut Child, input: &Input, ready: mpsc::Receiver<()>) -> Option<std::thread::JoinHandle<()>> {
     let to = child.stdin.take()?;
     let input = input.clone();

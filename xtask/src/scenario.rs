@@ -12,6 +12,9 @@
 //! hello                          # once the kernel is ready, then ^D (end of input);
 //! echo done                      # without it the console gets no input at all
 //! """
+//! repeat_line = "# a comment"    # optional, with repeat_bytes: this line (a newline added)
+//! repeat_bytes = 1048576         # typed again and again, up to this many bytes, before
+//!                                # `script` (a large input without a large file)
 //! capture_serial = ["exit record", "pid 7 (spin)"]  # optional: see below
 //! prstat_rows_add_up = true      # optional: each prstat row's columns add up to 100 %
 //!                                # (± rounding), or the scenario fails (`prstat_rows.rs`)
@@ -121,6 +124,11 @@ pub struct Scenario {
     /// Console input: sent once the kernel is ready, followed by `^D` (see `qemu.rs`).
     #[serde(default, alias = "stdin")]
     pub script: Option<String>,
+    /// Typed before `script`, repeated up to `repeat_bytes` bytes (whole lines).
+    #[serde(default)]
+    pub repeat_line: Option<String>,
+    #[serde(default)]
+    pub repeat_bytes: u64,
     /// Patterns the decoded COM2 capture must show, in order (COM2 is attached only then).
     #[serde(default)]
     pub capture_serial: Option<Vec<String>>,
@@ -202,10 +210,19 @@ impl Scenario {
 
     /// What this scenario types on the console.
     pub fn input(&self) -> crate::qemu::Input {
-        match &self.script {
-            Some(s) => crate::qemu::Input::Script(s.clone().into_bytes()),
-            None => crate::qemu::Input::Closed,
+        let mut bytes = Vec::new();
+        if let Some(line) = &self.repeat_line {
+            let line = format!("{line}\n");
+            while bytes.len() as u64 + line.len() as u64 <= self.repeat_bytes {
+                bytes.extend_from_slice(line.as_bytes());
+            }
         }
+        match &self.script {
+            Some(s) => bytes.extend_from_slice(s.as_bytes()),
+            None if bytes.is_empty() => return crate::qemu::Input::Closed,
+            None => {}
+        }
+        crate::qemu::Input::Script(bytes)
     }
 
     /// Check a finished run: the exit status and the serial patterns, in order.

@@ -10,6 +10,16 @@
 //! kernel's console driver (`drivers/tty.rs`) drains the FIFO with [`receive`] in its
 //! handler.
 //!
+//! **Flow control.** When the kernel's input buffer is full it turns the "data ready"
+//! interrupt off ([`disable_rx_interrupt`]) and leaves what arrives in the UART's FIFO; a
+//! full FIFO makes QEMU stop reading its side (the terminal or a pipe), so the sender waits
+//! instead of losing bytes. Turning the interrupt back on ([`enable_rx_interrupt`]) with
+//! bytes waiting raises IRQ 4 at once.
+//!
+//! **The cursor's column.** Everything written to COM1 passes through here, so this module
+//! keeps the column the terminal's cursor is at ([`column`]), as Linux's tty keeps
+//! `tty->column`: the line discipline needs it to erase a tab typed after a prompt.
+//!
 //! **Loopback**, for tests: with the modem control register's LOOP bit set, the UART feeds
 //! what it transmits straight back into its own receiver instead of the wire — a byte
 //! written to the data register arrives as input, with its interrupt, exactly as if it had
@@ -17,6 +27,7 @@
 //! terminal, so a test keeps that window short and silent.
 
 use core::fmt::Write;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use spin::Mutex;
 use uart_16550::backend::PioBackend;
 use uart_16550::spec::registers::IER;
@@ -29,6 +40,8 @@ const MCR_PORT: u16 = COM1 + 4;
 const MCR_LOOP: u8 = 1 << 4;
 
 static PORT: Mutex<Option<Uart16550Tty<PioBackend>>> = Mutex::new(None);
+/// The cursor's column on the console, as far as what was written tells (see the module doc).
+static COLUMN: AtomicUsize = AtomicUsize::new(0);
 
 /// COM2 (`/dev/ttyS1`): a raw byte channel to the host, which `cargo xtask run` attaches
 /// to a file (taskstats captures). Absent if the machine has no second UART.
@@ -67,8 +80,51 @@ pub fn write_str(s: &str) {
     super::cpu::without_interrupts(|| {
         if let Some(port) = PORT.lock().as_mut() {
             let _ = port.write_str(s);
+            track_column(s.as_bytes());
         }
     });
+}
+
+/// Write bytes as a tty's output does for its echo: unchanged (a backspace is just a
+/// backspace, UTF-8 passes through byte by byte), except `\n`, sent as CR LF (`ONLCR`).
+pub fn write_bytes(bytes: &[u8]) {
+    super::cpu::without_interrupts(|| {
+        if let Some(port) = PORT.lock().as_mut() {
+            for chunk in bytes.split_inclusive(|&b| b == b'\n') {
+                match chunk.split_last() {
+                    Some((b'\n', head)) => {
+                        port.inner_mut().send_bytes_exact(head);
+                        port.inner_mut().send_bytes_exact(b"\r\n");
+                    }
+                    _ => port.inner_mut().send_bytes_exact(chunk),
+                }
+            }
+            track_column(bytes);
+        }
+    });
+}
+
+/// The column the console's cursor is at (0: the start of a line).
+pub fn column() -> usize {
+    COLUMN.load(Ordering::Relaxed)
+}
+
+/// Follow the cursor over `bytes` written (the driver's `write_str` sends a backspace as
+/// `"\b \b"`: still one column back). A character counts one column, a wide one too.
+fn track_column(bytes: &[u8]) {
+    let mut col = COLUMN.load(Ordering::Relaxed);
+    for &b in bytes {
+        col = match b {
+            b'\n' | b'\r' => 0,
+            0x08 | 0x7f => col.saturating_sub(1),
+            b'\t' => (col / 8 + 1) * 8,
+            0..=0x1f => col,
+            // UTF-8 continuation bytes add nothing to the character they continue.
+            0x80..=0xbf => col,
+            _ => col + 1,
+        };
+    }
+    COLUMN.store(col, Ordering::Relaxed);
 }
 
 /// Write from a panic or fault report, even if the interrupted code holds the port lock
@@ -93,6 +149,23 @@ pub fn enable_rx_interrupt() {
             port.inner_mut().enable_interrupts(IER::DATA_READY);
         }
     });
+}
+
+/// Stop the UART interrupting for received data: bytes stay in its FIFO (flow control,
+/// see the module documentation).
+pub fn disable_rx_interrupt() {
+    super::cpu::without_interrupts(|| {
+        if let Some(port) = PORT.lock().as_mut() {
+            port.inner_mut().disable_interrupts(IER::DATA_READY);
+        }
+    });
+}
+
+/// Is the "data ready" interrupt on?
+pub fn rx_interrupt_enabled() -> bool {
+    super::cpu::without_interrupts(|| {
+        PORT.lock().as_mut().is_some_and(|p| p.inner_mut().ier().contains(IER::DATA_READY))
+    })
 }
 
 /// One received byte, if the UART holds one (reading it takes it out of the FIFO).

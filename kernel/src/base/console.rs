@@ -26,6 +26,15 @@ pub fn _print(args: fmt::Arguments) {
     });
 }
 
+/// Write the line discipline's echo: bytes as they are (`"\b \b"`, whole UTF-8 characters),
+/// `\n` as CR LF; under the console's lock, so it never lands inside another `print!`.
+pub fn echo(bytes: &[u8]) {
+    hal::cpu::without_interrupts(|| {
+        let _guard = CONSOLE.lock();
+        hal::serial::write_bytes(bytes);
+    });
+}
+
 /// Print from a fault or panic report: never waits for a lock the dying context holds.
 pub fn emergency_print(args: fmt::Arguments) {
     struct Emergency;

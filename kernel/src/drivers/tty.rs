@@ -2,123 +2,300 @@
 //!
 //! Output to the console is synchronous (`base::console` writes straight to the UART).
 //! Input cannot be: bytes arrive whenever someone types, and a reader must sleep until
-//! they do. So input goes through a buffer, filled by an interrupt and drained by `read`:
+//! they do. So input goes through a buffer, filled by an interrupt and drained by `read`,
+//! and through a line discipline (`tally_ldisc`, Linux's `n_tty`) that edits and echoes it:
 //!
 //! ```text
-//!   terminal ─► UART receive FIFO ─► IRQ 4: rx_interrupt ─► RING (4 KiB) ─► read(0, buf, n)
-//!                                     drains the FIFO,        ▲              sleeps INTERRUPTIBLE
-//!                                     \r → \n, wakes readers  │              on READERS while
-//!                                                             │              RING is empty
+//!   terminal ─► UART FIFO ─► IRQ 4: on_interrupt ─► RAW (4 KiB) ─► read(0, buf, n): Ldisc ─► buf
+//!                  ▲          ISIG chars: signal       │ full:        processes RAW as the reader
+//!                  │          the foreground group     │ rx interrupt needs it: edits, echoes,
+//!                  └── bytes wait here ◄───────────────┘ off          completes the line
 //! ```
 //!
-//! This is a (very) small tty line discipline, Linux's `n_tty` in raw-ish mode:
+//! **Flow control: nothing typed is lost.** When RAW is full, the handler turns the UART's
+//! receive interrupt off and leaves further bytes in the UART's FIFO; a full FIFO makes QEMU
+//! stop reading its side (the terminal, or the pipe `cargo xtask run --script` writes), so
+//! the sender waits. When a reader has drained RAW to half, the interrupt goes back on and
+//! the FIFO's bytes come in. Each such stop is counted (`stalls`, kstat `tty:0:console`,
+//! `stats/console.rs`).
 //!
-//! * **ICRNL**: a carriage return (what a terminal's Enter key sends) is stored as `\n`;
-//! * **no echo**: what is typed is not printed back (a program that wants echo writes it);
-//! * **no line editing**: `read` returns as soon as at least one byte is there (up to the
-//!   caller's count), as with `ICANON` off and `VMIN = 1`;
-//! * **end of input is `^D`** (EOT, 0x04), as on a terminal: a read stops before it; a read
-//!   that finds it first consumes it and returns 0, which programs take as end of file.
-//!   QEMU gives the guest no signal when its standard input closes (the serial port just
-//!   stops receiving), so end of file can only be in-band;
-//! * a full buffer drops further bytes (counted in [`stats`]), as a tty drops input it has
-//!   no room for.
+//! **Echo when read.** Raw bytes wait in RAW until a reader wants input (or are processed
+//! at once when a reader is already waiting): the line discipline edits and echoes them
+//! then. So text typed ahead — a whole script fed at once — is echoed as each line is read,
+//! after the prompt that asked for it, as a user typing at that moment would see it.
+//! Linux's n_tty echoes at receive time instead; the difference shows only with typed-ahead
+//! input (`docs/console.md`). The signal characters (`^C ^\ ^Z` with `ISIG`) are the
+//! exception: acted on the moment they arrive — the pending input is flushed, `^C` echoed,
+//! and the signal sent to the console's foreground process group
+//! (`proc::job_control::signal_foreground`, through [`set_signal_hook`]).
+//!
+//! **Dropped input.** The only bytes the kernel still drops are those of a line longer than
+//! the line discipline's buffer (4095 bytes): refused with a BEL, counted (`dropped`), and
+//! reported once on the console. The signal characters' flush is counted as `flushed`.
+//!
+//! `^D` at the start of a line reads as end of input (0): QEMU gives the guest no signal
+//! when its standard input closes (the serial port just stops receiving), so end of file
+//! can only be in-band, as on a terminal; `cargo xtask run --script` ends its input with it.
 //!
 //! The self-test `user_read` feeds input through the UART's loopback mode
-//! (`hal::serial::set_loopback`), so the whole path — FIFO, IRQ 4, the buffer, the
-//! sleeping reader — runs under `cargo xtask test` without a terminal.
+//! (`hal::serial::set_loopback`), so the whole path — FIFO, IRQ 4, the buffer, the line
+//! discipline, the sleeping reader — runs under `cargo xtask test` without a terminal.
+//! The whole path and the line discipline's rules: `docs/console.md`.
 
 use alloc::collections::VecDeque;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use spin::Mutex;
-use tally_runqueue::SleepKind;
+use tally_ldisc::{Ldisc, Sink};
 use tally_uapi::errno::EINTR;
+use tally_uapi::tty::{Termios, Winsize};
 
 use crate::base::config::CONSOLE_INPUT_SIZE as RING_SIZE;
-use crate::sched;
 use crate::sync::WaitQueue;
 
 /// The IRQ line of COM1.
 pub const IRQ_LINE: u8 = 4;
-/// `^D`.
-const EOT: u8 = 0x04;
+/// The line discipline's buffer: the longest line is one byte less (n_tty's 4096).
+pub const LINE_SIZE: usize = 4096;
 
-static RING: Mutex<VecDeque<u8>> = Mutex::new(VecDeque::new());
+/// The console's input state, under one lock taken with interrupts off.
+struct Tty {
+    /// Bytes received and not yet processed by the line discipline.
+    raw: VecDeque<u8>,
+    ld: Ldisc<LINE_SIZE>,
+    /// The receive interrupt is off because `raw` was full.
+    throttled: bool,
+    winsize: Winsize,
+}
+
+static TTY: Mutex<Tty> = Mutex::new(Tty {
+    raw: VecDeque::new(),
+    ld: Ldisc::new(),
+    throttled: false,
+    winsize: Winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 },
+});
 static READERS: WaitQueue = WaitQueue::new();
+
+/// What a signal character does: set once at boot by `kmain` to job control's
+/// `proc::job_control::signal_foreground` (a driver sits below the process layer, so the
+/// call goes through this hook, as `proc::register_exit_observer` does the other way).
+static SIGNAL_HOOK: spin::Once<fn(u8)> = spin::Once::new();
+
+/// Route the signal characters' signals to `hook` (called once, at boot).
+pub fn set_signal_hook(hook: fn(u8)) {
+    SIGNAL_HOOK.call_once(|| hook);
+}
+
+fn signal_foreground(sig: u8) {
+    if let Some(hook) = SIGNAL_HOOK.get() {
+        hook(sig);
+    }
+}
+
+/// The counters of kstat `tty:0:console`.
 static RECEIVED: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
+static STALLS: AtomicU64 = AtomicU64::new(0);
+static FLUSHED: AtomicU64 = AtomicU64::new(0);
+static SIGNALS: AtomicU64 = AtomicU64::new(0);
+/// A drop has been reported on the console (it is, once).
+static REPORTED: AtomicBool = AtomicBool::new(false);
+
+/// The console's counters, for `stats/console.rs`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    /// Bytes taken from the UART.
+    pub received: u64,
+    /// Bytes refused by the line discipline (a line longer than its buffer).
+    pub dropped: u64,
+    /// Times the buffer filled and the receive interrupt was turned off.
+    pub stalls: u64,
+    /// Bytes discarded by a signal character's flush or `TCSETSF`.
+    pub flushed: u64,
+    /// Signal characters acted on.
+    pub signals: u64,
+}
+
+pub fn counters() -> Counters {
+    Counters {
+        received: RECEIVED.load(Ordering::Relaxed),
+        dropped: DROPPED.load(Ordering::Relaxed),
+        stalls: STALLS.load(Ordering::Relaxed),
+        flushed: FLUSHED.load(Ordering::Relaxed),
+        signals: SIGNALS.load(Ordering::Relaxed),
+    }
+}
+
+/// The line discipline's echo goes to the console.
+struct Echo;
+
+impl Sink for Echo {
+    fn echo(&mut self, bytes: &[u8]) {
+        crate::base::console::echo(bytes);
+    }
+}
 
 /// Make room for the input and enable the UART's receive interrupt (its line, IRQ 4, is
 /// routed to [`on_interrupt`] by `irq::init`). Runs in `drivers::init` (interrupts off).
 pub fn init() {
-    hal::cpu::without_interrupts(|| RING.lock().reserve(RING_SIZE));
+    hal::cpu::without_interrupts(|| TTY.lock().raw.reserve(RING_SIZE));
     hal::serial::enable_rx_interrupt();
 }
 
-/// IRQ 4: move everything the UART has into the buffer, wake the readers.
+/// Signals found in one interrupt's bytes, sent once the lock is released (more than this
+/// many in one interrupt are merged: a pending signal is not queued twice anyway).
+const MAX_SIGNALS: usize = 8;
+
+/// IRQ 4: move what the UART has into RAW — until RAW is full, then stop the receiver's
+/// interrupt (flow control) — act on signal characters, wake the readers.
 pub fn on_interrupt() {
     let mut got = false;
-    while let Some(b) = hal::serial::receive() {
-        got = true;
-        RECEIVED.fetch_add(1, Ordering::Relaxed);
-        let mut ring = RING.lock();
-        if ring.len() >= RING_SIZE {
-            DROPPED.fetch_add(1, Ordering::Relaxed);
-        } else {
-            ring.push_back(if b == b'\r' { b'\n' } else { b });
+    let mut sigs = [0u8; MAX_SIGNALS];
+    let mut nsigs = 0;
+    {
+        let mut guard = TTY.lock();
+        let tty = &mut *guard;
+        loop {
+            if tty.raw.len() >= RING_SIZE {
+                // Leave the rest in the UART: its full FIFO holds the sender back.
+                hal::serial::disable_rx_interrupt();
+                if !tty.throttled {
+                    tty.throttled = true;
+                    STALLS.fetch_add(1, Ordering::Relaxed);
+                }
+                break;
+            }
+            let Some(b) = hal::serial::receive() else { break };
+            RECEIVED.fetch_add(1, Ordering::Relaxed);
+            got = true;
+            if let Some(s) = tty.ld.signal_char(b, &mut Echo) {
+                if s.flush {
+                    FLUSHED.fetch_add(tty.raw.len() as u64, Ordering::Relaxed);
+                    tty.raw.clear();
+                }
+                SIGNALS.fetch_add(1, Ordering::Relaxed);
+                if nsigs < MAX_SIGNALS && !sigs[..nsigs].contains(&s.sig) {
+                    sigs[nsigs] = s.sig;
+                    nsigs += 1;
+                }
+                continue;
+            }
+            tty.raw.push_back(b);
         }
+    }
+    for &sig in &sigs[..nsigs] {
+        signal_foreground(sig);
     }
     if got {
         READERS.wake_all();
     }
 }
 
-/// (bytes received since boot, bytes dropped because the buffer was full).
+/// (bytes received since boot, bytes dropped).
 pub fn stats() -> (u64, u64) {
     (RECEIVED.load(Ordering::Relaxed), DROPPED.load(Ordering::Relaxed))
 }
 
-/// Bytes waiting in the buffer.
+/// Bytes waiting: received and not yet processed, plus completed input not yet read.
 pub fn pending() -> usize {
-    hal::cpu::without_interrupts(|| RING.lock().len())
+    hal::cpu::without_interrupts(|| {
+        let tty = TTY.lock();
+        tty.raw.len() + tty.ld.available()
+    })
 }
 
-/// Drop whatever input is waiting (for tests).
+/// Drop whatever input is waiting (for tests, and `TCSETSF`).
 pub fn discard() {
-    hal::cpu::without_interrupts(|| RING.lock().clear());
+    hal::cpu::without_interrupts(|| flush(&mut TTY.lock()));
+    resume_receiver();
 }
 
-/// Read console input into `buf` (non-empty): sleeps until there is some; returns the
-/// bytes copied (0 at `^D`: end of input). `EINTR` if the caller's process is killed
-/// while it waits.
+fn flush(tty: &mut Tty) {
+    let n = tty.raw.len() + tty.ld.available() + tty.ld.line().len();
+    FLUSHED.fetch_add(n as u64, Ordering::Relaxed);
+    tty.raw.clear();
+    tty.ld.flush();
+}
+
+/// After RAW was drained to half: turn the receive interrupt back on (the UART raises IRQ 4
+/// at once if its FIFO holds bytes).
+fn unthrottle(tty: &mut Tty) {
+    if tty.throttled && tty.raw.len() <= RING_SIZE / 2 {
+        tty.throttled = false;
+        hal::serial::enable_rx_interrupt();
+    }
+}
+
+fn resume_receiver() {
+    hal::cpu::without_interrupts(|| unthrottle(&mut TTY.lock()));
+}
+
+/// Read console input into `buf` (non-empty), as the line discipline hands it over: in
+/// canonical mode at most one line, once complete (0 at `^D`: end of input); in raw mode
+/// per `VMIN`. Sleeps until then; `EINTR` if the caller's process is killed meanwhile.
+/// (The caller, `syscall/io.rs`, has asked job control whether it may read.)
 pub fn read(buf: &mut [u8]) -> Result<usize, i32> {
-    loop {
-        READERS.wait_until(SleepKind::Interruptible, None, || !RING.lock().is_empty() || sched::kill_pending());
-        if sched::kill_pending() {
-            return Err(EINTR);
+    let mut sigs = [0u8; MAX_SIGNALS];
+    let mut nsigs = 0;
+    let got = READERS.wait_for(|| {
+        let mut guard = TTY.lock();
+        let tty = &mut *guard;
+        if tty.ld.wants_input(buf.len()) && !tty.raw.is_empty() {
+            tty.ld.set_start_column(hal::serial::column());
         }
-        let n = hal::cpu::without_interrupts(|| {
-            let mut ring = RING.lock();
-            if ring.front() == Some(&EOT) {
-                ring.pop_front();
-                return Some(0);
-            }
-            let mut n = 0;
-            while n < buf.len() {
-                match ring.front() {
-                    None | Some(&EOT) => break,
-                    Some(&b) => {
-                        buf[n] = b;
-                        ring.pop_front();
-                        n += 1;
-                    }
+        while tty.ld.wants_input(buf.len()) {
+            let Some(b) = tty.raw.pop_front() else { break };
+            // A signal character reaches here only if ISIG was turned on after it arrived.
+            if let Some(s) = tty.ld.receive(b, &mut Echo) {
+                if s.flush {
+                    FLUSHED.fetch_add(tty.raw.len() as u64, Ordering::Relaxed);
+                    tty.raw.clear();
+                }
+                if nsigs < MAX_SIGNALS {
+                    sigs[nsigs] = s.sig;
+                    nsigs += 1;
                 }
             }
-            // Another reader may have emptied the buffer between the wake-up and here.
-            (n > 0).then_some(n)
-        });
-        if let Some(n) = n {
-            return Ok(n);
         }
+        DROPPED.store(tty.ld.dropped(), Ordering::Relaxed);
+        unthrottle(tty);
+        tty.ld.read(buf)
+    });
+    for &sig in &sigs[..nsigs] {
+        signal_foreground(sig);
     }
+    if DROPPED.load(Ordering::Relaxed) > 0 && !REPORTED.swap(true, Ordering::Relaxed) {
+        log::warn!(
+            "tty: console input refused: a line longer than {} bytes (BEL echoed); counted in kstat tty:0:console",
+            LINE_SIZE - 1
+        );
+    }
+    got.ok_or(EINTR)
+}
+
+/// The console's terminal settings (`TCGETS`).
+pub fn termios() -> Termios {
+    hal::cpu::without_interrupts(|| TTY.lock().ld.termios())
+}
+
+/// Change them (`TCSETS`; `flush`: `TCSETSF`, discarding input not yet read). A reader
+/// waiting may now be satisfied (a new `VMIN`, canonical mode off): it is woken.
+pub fn set_termios(t: Termios, flush_input: bool) {
+    hal::cpu::without_interrupts(|| {
+        let mut tty = TTY.lock();
+        if flush_input {
+            flush(&mut tty);
+        }
+        tty.ld.set_termios(t);
+        unthrottle(&mut tty);
+    });
+    READERS.wake_all();
+}
+
+/// The window size (`TIOCGWINSZ`): 24 rows of 80 columns until `TIOCSWINSZ` says otherwise.
+pub fn winsize() -> Winsize {
+    hal::cpu::without_interrupts(|| TTY.lock().winsize)
+}
+
+pub fn set_winsize(w: Winsize) {
+    hal::cpu::without_interrupts(|| TTY.lock().winsize = w);
 }

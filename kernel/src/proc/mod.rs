@@ -33,6 +33,7 @@ mod create;
 mod exec;
 mod exit;
 mod ids;
+pub mod job_control;
 mod notify;
 mod prio;
 pub mod ramdisk;

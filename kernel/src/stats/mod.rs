@@ -15,6 +15,7 @@
 //!  sched::runq_io()             ─────> unix:0:runq          io, sched          runq.rs
 //!  sched, irq, memory, clocks   ─────> unix:0:system_misc   named, misc        system_misc.rs
 //!  the message bus (`bus`)      ─────> bus:0:genetlink      named, net         genetlink.rs
+//!  the console's input (`tty`)  ─────> tty:0:console        named, misc        console_input.rs
 //!  acct(2), CSA's files (`acct`) ────> acct:0:pacct, csa:0:pacct, csa:0:ja,  acct_kstats.rs
 //!                                      csa:P:ja (one per job with a ja file)
 //!  the chain itself             ─────> unix:0:kstat_headers (KID 0) and unix:0:kstat_types
@@ -28,6 +29,7 @@
 //! themselves are in `docs/kstat.md`.
 
 mod acct_kstats;
+mod console_input;
 mod disks;
 mod genetlink;
 mod irq_lines;
@@ -60,6 +62,7 @@ struct State {
     runq: Option<KidT>,
     misc: Option<KidT>,
     bus: Option<KidT>,
+    console: Option<KidT>,
     acct: Option<acct_kstats::AcctKstats>,
     /// (jid, KID) of each job's ja kstat.
     ja: Vec<(u64, KidT)>,
@@ -145,6 +148,7 @@ pub fn init() {
             runq: None,
             misc: None,
             bus: None,
+            console: None,
             acct: None,
             ja: Vec::new(),
         };
@@ -152,6 +156,7 @@ pub fn init() {
         st.runq = log_err("unix:0:runq", runq::create(&mut st.reg, t));
         st.misc = log_err("unix:0:system_misc", system_misc::create(&mut st.reg, t));
         st.bus = log_err("bus:0:genetlink", genetlink::create(&mut st.reg, t));
+        st.console = log_err("tty:0:console", console_input::create(&mut st.reg, t));
         st.acct =
             acct_kstats::create(&mut st.reg, t).map_err(|e| log::warn!("kstat: cannot create acct's: {e:?}")).ok();
         irq_lines::discover(&mut st, &src, t);
@@ -301,6 +306,7 @@ impl State {
             || self.runq == Some(kid)
             || self.misc == Some(kid)
             || self.bus == Some(kid)
+            || self.console == Some(kid)
             || self.acct.is_some_and(|a| a.contains(kid))
             || self.ja.iter().any(|&(_, k)| k == kid)
             || self.disks.iter().any(|&(k, _)| k == kid)
@@ -317,6 +323,8 @@ fn refresh(st: &mut State, kid: KidT, src: &Sources) {
         let _ = system_misc::refresh(&mut st.reg, kid, src);
     } else if st.bus == Some(kid) {
         let _ = genetlink::refresh(&mut st.reg, kid, &src.bus);
+    } else if st.console == Some(kid) {
+        let _ = console_input::refresh(&mut st.reg, kid);
     } else if let Some(&(jid, _)) = st.ja.iter().find(|&&(_, k)| k == kid) {
         let _ = acct_kstats::refresh_ja(&mut st.reg, kid, jid, &src.ja_files);
     } else if let Some(a) = st.acct.filter(|a| a.contains(kid)) {

@@ -69,7 +69,11 @@ pub fn read(a: &Args) -> SysResult {
     usercopy::check(addr, want as u64, true)?;
     let mut buf = [0u8; READ_PIECE];
     let n = match &*f {
-        OpenFile::Console => crate::drivers::tty::read(&mut buf[..want])?,
+        OpenFile::Console => {
+            // Job control first: a background process may not read the console (SIGTTIN).
+            proc::job_control::console_read_check()?;
+            crate::drivers::tty::read(&mut buf[..want])?
+        }
         _ => return Err(EBADF),
     };
     // The bytes are out of the console buffer now; if the memory went away meanwhile (another

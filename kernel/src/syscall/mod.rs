@@ -16,6 +16,7 @@
 //!    and the switch under one acquisition of the scheduler's lock.
 //!
 //! Handlers live one file per concern: `io.rs` (read, write, pipe2, close: descriptors),
+//! `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
 //! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `spawn.rs` (spawn,
 //! thread_create), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
@@ -40,6 +41,7 @@ mod blk;
 mod clock_gettime;
 mod files;
 mod io;
+mod ioctl;
 mod kstat_read;
 mod mmap;
 mod msa;
@@ -82,6 +84,7 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_WRITE] = ("write", io::write);
     t[SYS_OPEN] = ("open", io::open);
     t[SYS_CLOSE] = ("close", io::close);
+    t[SYS_IOCTL] = ("ioctl", ioctl::ioctl);
     t[SYS_PIPE2] = ("pipe2", io::pipe2);
     t[SYS_LSEEK] = ("lseek", files::lseek);
     t[SYS_STAT] = ("stat", files::stat);

@@ -117,6 +117,9 @@ fn main() -> i32 {
     t.all("write(pipe)", SYS_WRITE, [wfd, 0, 16, 0, 0, 0], 1, false);
     t.all("open", SYS_OPEN, [0, 0, 0, 0, 0, 0], 0, false);
     t.all("pipe2", SYS_PIPE2, [0, 0, 0, 0, 0, 0], 0, true);
+    t.all("ioctl(TCGETS)", SYS_IOCTL, [0, tally_rt::uapi::tty::TCGETS as usize, 0, 0, 0, 0], 2, true);
+    t.all("ioctl(TCSETS)", SYS_IOCTL, [0, tally_rt::uapi::tty::TCSETS as usize, 0, 0, 0, 0], 2, false);
+    t.all("ioctl(TIOCGWINSZ)", SYS_IOCTL, [0, tally_rt::uapi::tty::TIOCGWINSZ as usize, 0, 0, 0, 0], 2, true);
     t.all("nanosleep", SYS_NANOSLEEP, [0, 0, 0, 0, 0, 0], 0, false);
     t.all("clock_gettime", SYS_CLOCK_GETTIME, [1, 0, 0, 0, 0, 0], 1, true);
     t.all_but_null("sched_setscheduler", SYS_SCHED_SETSCHEDULER, [0, 1, 0, 0, 0, 0], 2, false, EINVAL);

@@ -27,12 +27,14 @@
 //! 128 + the signal that killed it, 127 for a program that does not exist and 126 for one
 //! that cannot be started.
 //!
-//! **The console.** The kernel's tty is raw: it hands over bytes as they arrive, does not
-//! echo them, and edits nothing. So the shell does what a terminal's line discipline would:
-//! it echoes what it reads (input from a script appears in the output after the prompt, as
-//! if typed) and handles backspace. It reads **one byte per `read`**, as a real `sh` does
-//! on a pipe: the bytes after the current line stay in the kernel for whoever reads next,
-//! so `io -r 100` in a script reads the script's next lines, not bytes the shell kept.
+//! **The console.** The kernel's tty has a line discipline (Linux's `n_tty` in canonical
+//! mode, `docs/console.md`): it echoes what is typed, handles backspace/DEL, `^U` and `^W`,
+//! and hands over whole lines. So the shell only reads: each `read` of the console returns
+//! at most one line, and the shell reads until the line's newline (a line may come in
+//! pieces: a long one, or `hel` handed over by `^D` mid-line, which the rest of the line
+//! then completes). The bytes after the current line stay in the kernel for whoever reads
+//! next, so `io -r 100` in a script reads the script's next lines, not bytes the shell kept.
+//! Input from a script is echoed as each line is read, so it appears after its prompt.
 //!
 //! **The end.** On a terminal, `^D` at the start of a line is end of input: the kernel's
 //! `read` returns 0. The shell then exits with the status of the last command — the way
@@ -54,8 +56,6 @@ use tally_rt::{eprintln, print, println, sys, Errno};
 
 tally_rt::entry!(main);
 
-/// Longest command line kept; the rest of a longer line is dropped.
-const LINE_MAX: usize = 4096;
 const PROMPT: &str = "$ ";
 
 /// Status of a command that does not exist, and of one that cannot be started (POSIX).
@@ -102,13 +102,14 @@ fn main() -> i32 {
     }
 }
 
-/// Reads one line from standard input, one byte per `read` (see the module comment),
-/// echoing what it takes and applying backspace.
+/// Reads one line from standard input: the kernel's line discipline has edited and echoed
+/// it, and a read returns at most one line (see the module comment).
 fn read_line() -> Result<Line, Errno> {
     let mut line: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 512];
     loop {
-        let mut b = [0u8; 1];
-        match sys::read(0, &mut b) {
+        match sys::read(0, &mut buf) {
+            // End of input: `^D` at the start of a line (after `hel^D`, the second `^D`).
             Ok(0) => {
                 return Ok(if line.is_empty() {
                     Line::Eof
@@ -117,43 +118,15 @@ fn read_line() -> Result<Line, Errno> {
                     Line::Text(String::from_utf8_lossy(&line).into_owned(), true)
                 });
             }
-            Ok(_) => {}
+            Ok(n) => line.extend_from_slice(&buf[..n]),
             Err(e) if e.0 == EINTR => continue,
             Err(e) => return Err(e),
         }
-        match b[0] {
-            b'\n' | b'\r' => {
-                echo(b"\n");
-                return Ok(Line::Text(String::from_utf8_lossy(&line).into_owned(), false));
-            }
-            // Backspace and DEL: forget the last character, and rub it out on the screen —
-            // the console's output side turns one backspace into "\b \b" (ECHOE's rub-out).
-            0x08 | 0x7f => {
-                if line.pop().is_some() {
-                    // A multi-byte UTF-8 character goes as a whole.
-                    while line.last().is_some_and(|&c| c & 0xc0 == 0x80) {
-                        line.pop();
-                    }
-                    echo(b"\x08");
-                }
-            }
-            b'\t' => push(&mut line, b' '),
-            c if c < 0x20 => {} // other control characters: ignored
-            c => push(&mut line, c),
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            return Ok(Line::Text(String::from_utf8_lossy(&line).into_owned(), false));
         }
     }
-}
-
-fn push(line: &mut Vec<u8>, c: u8) {
-    if line.len() < LINE_MAX {
-        line.push(c);
-        echo(&[c]);
-    }
-}
-
-fn echo(bytes: &[u8]) {
-    // Nothing to do if the console cannot be written: the command still runs.
-    let _ = sys::write_all(1, bytes);
 }
 
 impl Shell {

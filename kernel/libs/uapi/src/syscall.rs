@@ -141,6 +141,10 @@ pub const SYS_LSEEK: usize = 8;
 pub const SYS_MMAP: usize = 9;
 pub const SYS_MUNMAP: usize = 11;
 pub const SYS_BRK: usize = 12;
+/// `ioctl(fd, request, arg)`: on the console, the terminal requests of [`crate::tty`]
+/// (`TCGETS`, `TCSETS`, `TCSETSW`, `TCSETSF`, `TIOCGWINSZ`, `TIOCSWINSZ`); `ENOTTY` on any
+/// other descriptor and for a request the console does not know, as Linux answers.
+pub const SYS_IOCTL: usize = 16;
 pub const SYS_SCHED_YIELD: usize = 24;
 pub const SYS_NANOSLEEP: usize = 35;
 pub const SYS_GETPID: usize = 39;
