@@ -4,7 +4,9 @@
 //! description = "What the scenario proves, in one sentence."
 //! selftest = "heap_frames::heap_and_frames"  # the kernel self-test this boot runs (see below)
 //! cmdline = "loglevel=debug"     # kernel command line words (optional; see below)
-//! expect = "success"             # or "failure" for scenarios that must end in a fault, or "killed"
+//! expect = "success"             # or "failure" for scenarios that must end in a fault, or "killed",
+//!                                # or "exited" with exit_status: init (pid 1) ended with that status
+//! exit_status = 7                # with expect = "exited" only: the status init ended with (1..=111)
 //! serial = ["heap: counters back to baseline", "selftest heap: ok"]  # must appear, in order
 //! timeout = 60                   # seconds before the run is killed and failed (default 60)
 //! icount = false                 # deterministic guest time: QEMU -icount, 1 ns per instruction
@@ -89,6 +91,8 @@ pub enum Expect {
     Failure,
     /// Killed by the runner at `kill_after`.
     Killed,
+    /// Init (pid 1) ended with the non-zero status `exit_status`.
+    Exited,
 }
 
 impl Expect {
@@ -98,6 +102,7 @@ impl Expect {
             Expect::Success => "success (status 0)",
             Expect::Failure => "the kernel's failure verdict",
             Expect::Killed => "QEMU killed on purpose",
+            Expect::Exited => "init (pid 1) ending with the scenario's exit_status",
         }
     }
 }
@@ -115,6 +120,9 @@ pub struct Scenario {
     #[serde(default)]
     pub cmdline: String,
     pub expect: Expect,
+    /// With `expect = "exited"`: the status init (pid 1) must end with.
+    #[serde(default)]
+    pub exit_status: Option<u8>,
     #[serde(default)]
     pub serial: Vec<String>,
     #[serde(default = "default_timeout")]
@@ -178,6 +186,14 @@ pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, String> {
                 crate::acctdisk::MAX_DISK_MIB
             ));
         }
+        if (s.expect == Expect::Exited) != s.exit_status.is_some()
+            || s.exit_status.is_some_and(|n| !(1..=111).contains(&n))
+        {
+            return Err(format!(
+                "{}: `expect = \"exited\"` and `exit_status` (1 to 111) go together",
+                path.display()
+            ));
+        }
         if (s.expect == Expect::Killed) != s.kill_after.is_some() {
             return Err(format!("{}: `expect = \"killed\"` and `kill_after` go together", path.display()));
         }
@@ -231,6 +247,7 @@ impl Scenario {
         match (self.expect, status) {
             (Expect::Success, Status::Success) | (Expect::Failure, Status::Failure) => {}
             (Expect::Killed, Status::Killed) => {}
+            (Expect::Exited, Status::Exited(n)) if Some(n) == self.exit_status => {}
             (Expect::Killed, got) => {
                 return Err(format!(
                     "expected to be killed after \"{}\", the run ended first, with {got}",
