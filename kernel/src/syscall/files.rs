@@ -57,7 +57,7 @@ pub fn open(name: &[u8], flags: u32) -> SysResult {
     }
     let file = VarFile::open(var_path(name)?, flags)?;
     // EMFILE: the descriptor is dropped and its close posted to fsd.
-    Ok(files.install(OpenFile::Var(file))? as u64)
+    Ok(files.install(OpenFile::Var(file), flags & O_CLOEXEC != 0)? as u64)
 }
 
 /// `read` on a `/var` descriptor.
