@@ -73,7 +73,8 @@ pub fn exception(e: &Exception) -> ! {
 }
 
 /// A page fault: demand-zero for user tasks (returns to retry the instruction), SIGSEGV for
-/// user addresses they may not use that way, fatal in the kernel.
+/// user addresses they may not use that way, the OOM killer (SIGKILL) when no frame can be
+/// had (`proc/oom.rs`), fatal in the kernel.
 pub fn page_fault(e: &Exception) {
     if !e.from_user() {
         fatal(e)
@@ -82,12 +83,18 @@ pub fn page_fault(e: &Exception) {
     let code = e.error_code.unwrap_or(0);
     let (write, reserved, exec) = (code & 0x2 != 0, code & 0x8 != 0, code & 0x10 != 0);
     let addr = e.cr2.unwrap_or(0);
-    if !reserved && proc::user_page_fault(addr, write, exec) {
-        USER_FAULTS_FIXED.fetch_add(1, Ordering::Relaxed);
-        sched::set_running_state(MicroState::OncpuUsr);
-        return;
+    if reserved {
+        kill_user(e, SIGSEGV)
     }
-    kill_user(e, SIGSEGV)
+    match proc::user_page_fault(addr, write, exec) {
+        proc::UserFault::Fixed => {
+            USER_FAULTS_FIXED.fetch_add(1, Ordering::Relaxed);
+            sched::set_running_state(MicroState::OncpuUsr);
+        }
+        proc::UserFault::Denied => kill_user(e, SIGSEGV),
+        // Allowed but no frame left: the OOM killer's SIGKILL, not a segfault.
+        proc::UserFault::OutOfMemory => proc::oom::kill_current(),
+    }
 }
 
 /// Report a fatal user exception (as Linux's "segfault at" line) and end the process.
