@@ -195,7 +195,10 @@ impl Shell {
             }
         };
         match cmd {
-            "exit" => return Some(self.exit_code(&words)),
+            "exit" => match self.exit_code(&words) {
+                Ok(code) => return Some(code),
+                Err(status) => self.last = status,
+            },
             "wait" => self.wait_builtin(&words),
             "help" => {
                 help();
@@ -245,18 +248,14 @@ impl Shell {
         }
     }
 
-    /// `exit [N]`: N (modulo 256, as a process status is 8 bits), or the last status.
-    fn exit_code(&self, words: &[&str]) -> i32 {
-        match words.get(1) {
-            None => self.last,
-            Some(n) => match parse_i64(n) {
-                Some(v) => (v & 0xff) as i32,
-                None => {
-                    eprintln!("sh: exit: {n}: not a number");
-                    2
-                }
-            },
-        }
+    /// `exit [N]`: `Ok` with N (modulo 256, as a process status is 8 bits), or the last
+    /// status. A bad argument is an error and the shell stays (see [`exit_args`]): `Err` with
+    /// the status the builtin leaves in `$?`.
+    fn exit_code(&self, words: &[&str]) -> Result<i32, i32> {
+        exit_args(&words[1..], self.last).map_err(|(msg, status)| {
+            eprintln!("sh: exit: {msg}");
+            status
+        })
     }
 
     /// `wait`: every background job (status 0); `wait PID`: that one (its status).
@@ -313,6 +312,22 @@ impl Shell {
                 }
             }
         }
+    }
+}
+
+/// What `exit ARGS` does, as bash words it: `Ok(code)` to leave with (`last` without an
+/// argument); `Err((message, status))` for `exit abc` ("abc: numeric argument required",
+/// status 2, as bash) and `exit 1 2` ("too many arguments", status 1, as bash, which stays
+/// then too). Unlike bash, which leaves with status 2 after the first, this shell stays:
+/// it runs on the console as init's child, so leaving would end the machine over a typo.
+fn exit_args(args: &[&str], last: i32) -> Result<i32, (String, i32)> {
+    match args {
+        [] => Ok(last),
+        [n] => match parse_i64(n) {
+            Some(v) => Ok((v & 0xff) as i32),
+            None => Err((alloc::format!("{n}: numeric argument required"), 2)),
+        },
+        _ => Err((String::from("too many arguments"), 1)),
     }
 }
 
