@@ -12,6 +12,8 @@
 //! * a **file or directory on `/var`** (`open("/var/...")`, [`crate::fs`]): the FAT16
 //!   accounting disk, served by the fsd thread; closing the last descriptor posts the close
 //!   to fsd without waiting, so a process's exit never waits for the disk,
+//! * a **ramdisk file or directory** (`open("/bin", O_DIRECTORY)`, [`ramdisk`]): the
+//!   programs, read-only, so `ls /bin` lists them,
 //! * a **bus socket** (`socket(AF_NETLINK, ...)`, `crate::bus`) — how programs talk to the
 //!   kernel's generic-netlink families (taskstats).
 //!
@@ -24,6 +26,8 @@
 //! See `docs/user-mode.md` (descriptors from user space) and `docs/architecture.md`.
 
 pub mod pipe;
+pub mod ramdisk;
 mod table;
 
+pub use ramdisk::RamFile;
 pub use table::{FileTable, OpenFile};

@@ -25,6 +25,8 @@ pub enum OpenFile {
     Socket(crate::bus::Socket),
     /// A file or directory on `/var` (the accounting disk, `crate::fs`).
     Var(crate::fs::VarFile),
+    /// A program or directory of the ramdisk, read-only (`ramdisk.rs`).
+    Ram(super::RamFile),
 }
 
 /// One descriptor: the open file (shared with every other descriptor and process that

@@ -32,8 +32,8 @@
 use alloc::sync::Arc;
 use tally_uapi::errno::{EBADF, EINVAL, EPIPE};
 use tally_uapi::fs::{
-    FD_CLOEXEC, F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_GETFL, F_SETFD, O_ACCMODE, O_CLOEXEC, O_CREAT, O_EXCL, O_RDONLY,
-    O_RDWR, O_TRUNC, O_WRONLY,
+    FD_CLOEXEC, F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_GETFL, F_SETFD, O_ACCMODE, O_CLOEXEC, O_CREAT, O_DIRECTORY,
+    O_EXCL, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY,
 };
 
 use super::{int_arg, usercopy, Args, SysResult};
@@ -61,6 +61,9 @@ pub fn read(a: &Args) -> SysResult {
     }
     if let OpenFile::Var(v) = &*f {
         return super::files::read(v, addr, count);
+    }
+    if let OpenFile::Ram(r) = &*f {
+        return super::files::read_ram(r, addr, count);
     }
     if count == 0 {
         return Ok(0);
@@ -265,6 +268,7 @@ fn status_flags(f: &OpenFile) -> u32 {
         OpenFile::Console | OpenFile::Socket(_) => O_RDWR,
         OpenFile::Serial2 | OpenFile::PipeWriter(_) => O_WRONLY,
         OpenFile::PipeReader(_) => O_RDONLY,
+        OpenFile::Ram(r) => O_RDONLY | if r.dir { O_DIRECTORY } else { 0 },
         OpenFile::Var(v) => v.flags & !(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC),
     }
 }

@@ -7,7 +7,7 @@
 //! $ exit 3                 leave with status 3 (without N: the last command's status)
 //! $ hello a > /var/tmp/x   standard output to a file (created or truncated); >> appends
 //! $ # a comment            blank lines and comments are ignored
-//! $ help                   the builtins
+//! $ help                   the builtins, and the programs of /bin
 //! ```
 //!
 //! A command is words separated by blanks (no quoting, no variables): the first word names
@@ -448,4 +448,27 @@ fn help() {
     println!("          help         this text");
     println!("          CMD > FILE   standard output to FILE (>> FILE appends)");
     println!("blank lines and # comments are ignored; end of input (^D) exits like `exit`");
+    programs();
+}
+
+/// The programs `PROGRAM` can name: the ramdisk's `/bin`, listed as `ls /bin` lists it,
+/// in lines of at most 80 columns.
+fn programs() {
+    let names = match tally_rt::fs::read_dir(tally_rt::process::BIN_DIR) {
+        Ok(entries) => entries,
+        Err(e) => {
+            eprintln!("sh: help: {}: {e}", tally_rt::process::BIN_DIR);
+            return;
+        }
+    };
+    let mut line = String::from("programs:");
+    for e in names.iter().filter(|e| e.d_type != tally_rt::uapi::fs::DT_DIR) {
+        if line.len() + 1 + e.name.len() > 80 {
+            println!("{line}");
+            line = String::from("         ");
+        }
+        line.push(' ');
+        line.push_str(&e.name);
+    }
+    println!("{line}");
 }
