@@ -19,7 +19,9 @@
 //!
 //! Threads share their process's table (one `Arc`); a process started with `spawn`
 //! inherits a copy of its parent's table, as `posix_spawn` without file actions does, so a
-//! parent can hand its children pipe ends. A process's files are closed when its last
+//! parent can hand its children pipe ends — less the descriptors marked close-on-exec
+//! (`O_CLOEXEC`, `FD_CLOEXEC`), since `spawn` is fork + exec: that is how a parent keeps the
+//! ends a child must not hold, so that readers see end of file (`table.rs`). A process's files are closed when its last
 //! thread exits ([`FileTable::close_all`], called outside the table's lock because closing a
 //! pipe end wakes its peers and closing a socket takes the bus lock).
 //!

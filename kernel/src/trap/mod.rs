@@ -14,7 +14,8 @@
 //! **Exceptions from user mode** (ring 3: the low bits of the saved CS) are the process's
 //! problem, not the kernel's. The task's running microstate becomes ONCPU_TRAP; a page fault
 //! that a demand-zero region explains is fixed (`proc::vm`: a zeroed page is mapped, a minor
-//! fault counted) and the task resumes in ONCPU_USR at the faulting instruction; anything
+//! fault counted) and the task resumes in ONCPU_USR at the faulting instruction — or, when
+//! no frame can be had, the OOM killer ends the process with SIGKILL (`proc/oom.rs`); anything
 //! else kills the task's process with the signal Linux would send — SIGFPE for a divide
 //! error, SIGILL for an invalid opcode, SIGTRAP for a breakpoint or single step, SIGBUS for
 //! an alignment check, SIGSEGV for page and protection faults — as its wait status, and the
