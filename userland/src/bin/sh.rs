@@ -14,10 +14,11 @@
 //! a program of the ramdisk (`hello` is `/bin/hello`), the whole list is its `argv`.
 //!
 //! **Redirection.** `> FILE` (or `>FILE`) sends the command's standard output to FILE,
-//! created or truncated; `>> FILE` appends. Tally has no `dup2`, so the shell does what the
-//! first Unix shells did before there was one: it closes its own descriptor 1 and opens
-//! FILE, which the kernel then gives the lowest free number — 1 — and spawns the command,
-//! which inherits its descriptors; then it closes 1 again and reopens `/dev/console` there.
+//! created or truncated; `>> FILE` appends. The shell does what the first Unix shells did
+//! before there was a `dup2` (Tally has one now; this way needs no spare descriptor): it
+//! closes its own descriptor 1 and opens FILE, which the kernel then gives the lowest free
+//! number — 1 — and spawns the command, which inherits its descriptors; then it closes 1
+//! again and reopens `/dev/console` there.
 //! (A builtin's output, `echo`'s, is redirected the same way.) A FILE that cannot be opened
 //! is reported as `sh: FILE: REASON` and the command does not run (status 1). Tally has no `fork`/`exec`: the shell starts a child with one `spawn` and
 //! collects it with `wait4`, whose status says how it ended. A command that ends badly is
