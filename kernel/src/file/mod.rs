@@ -12,7 +12,7 @@
 //! * a **file or directory on `/var`** (`open("/var/...")`, [`crate::fs`]): the FAT16
 //!   accounting disk, served by the fsd thread; closing the last descriptor posts the close
 //!   to fsd without waiting, so a process's exit never waits for the disk,
-//! * a **ramdisk file or directory** (`open("/bin", O_DIRECTORY)`, [`ramdisk`]): the
+//! * a **ramdisk file or directory** (`open("/bin", O_DIRECTORY)`, [`ram_file`]): the
 //!   programs, read-only, so `ls /bin` lists them,
 //! * a **bus socket** (`socket(AF_NETLINK, ...)`, `crate::bus`) — how programs talk to the
 //!   kernel's generic-netlink families (taskstats).
@@ -28,8 +28,8 @@
 //! See `docs/user-mode.md` (descriptors from user space) and `docs/architecture.md`.
 
 pub mod pipe;
-pub mod ramdisk;
+pub mod ram_file;
 mod table;
 
-pub use ramdisk::RamFile;
+pub use ram_file::RamFile;
 pub use table::{FileTable, OpenFile};

@@ -25,7 +25,7 @@ pub enum OpenFile {
     Socket(crate::bus::Socket),
     /// A file or directory on `/var` (the accounting disk, `crate::fs`).
     Var(crate::fs::VarFile),
-    /// A program or directory of the ramdisk, read-only (`ramdisk.rs`).
+    /// A program or directory of the ramdisk, read-only (`ram_file.rs`).
     Ram(super::RamFile),
 }
 

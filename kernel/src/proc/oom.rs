@@ -24,7 +24,7 @@
 //!    (`killed by SIGKILL (9)`, no core flag). Its frames come back when it exits, so the
 //!    kernel and every other process go on.
 //!
-//! Both are counted in the kstat `unix:0:vm` (`stats/vm.rs`): `brk_enomem` and
+//! Both are counted in the kstat `unix:0:vm` (`stats/vm_stats.rs`): `brk_enomem` and
 //! `mmap_enomem` for refused growths, `oom_kill` (Linux's `/proc/vmstat` name) for kills.
 //! See `docs/user-mode.md` ("Out of memory").
 

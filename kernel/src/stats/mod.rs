@@ -14,7 +14,7 @@
 //!  each ATA disk's IoStats      ─────> ata:N:ataN           io, disk           disks.rs
 //!  sched::runq_io()             ─────> unix:0:runq          io, sched          runq.rs
 //!  sched, irq, memory, clocks   ─────> unix:0:system_misc   named, misc        system_misc.rs
-//!  frames, proc::oom, demand faults ──> unix:0:vm           named, vm          vm.rs
+//!  frames, proc::oom, demand faults ──> unix:0:vm           named, vm          vm_stats.rs
 //!  the message bus (`bus`)      ─────> bus:0:genetlink      named, net         genetlink.rs
 //!  acct(2), CSA's files (`acct`) ────> acct:0:pacct, csa:0:pacct, csa:0:ja,  acct_kstats.rs
 //!                                      csa:P:ja (one per job with a ja file)
@@ -35,7 +35,7 @@ mod irq_lines;
 pub mod kstat_print;
 pub mod runq;
 mod system_misc;
-mod vm;
+mod vm_stats;
 
 use alloc::vec::Vec;
 use spin::Mutex;
@@ -58,7 +58,7 @@ struct State {
     disks: Vec<(KidT, usize)>,
     runq: Option<KidT>,
     misc: Option<KidT>,
-    /// `unix:0:vm` (out of memory, `vm.rs`).
+    /// `unix:0:vm` (out of memory, `vm_stats.rs`).
     vm: Option<KidT>,
     bus: Option<KidT>,
     acct: Option<acct_kstats::AcctKstats>,
@@ -156,7 +156,7 @@ pub fn init() {
         st.disks = disks::create_all(&mut st.reg, t);
         st.runq = log_err("unix:0:runq", runq::create(&mut st.reg, t));
         st.misc = log_err("unix:0:system_misc", system_misc::create(&mut st.reg, t));
-        st.vm = log_err("unix:0:vm", vm::create(&mut st.reg, t));
+        st.vm = log_err("unix:0:vm", vm_stats::create(&mut st.reg, t));
         st.bus = log_err("bus:0:genetlink", genetlink::create(&mut st.reg, t));
         st.acct =
             acct_kstats::create(&mut st.reg, t).map_err(|e| log::warn!("kstat: cannot create acct's: {e:?}")).ok();
@@ -323,7 +323,7 @@ fn refresh(st: &mut State, kid: KidT, src: &Sources) {
     } else if st.misc == Some(kid) {
         let _ = system_misc::refresh(&mut st.reg, kid, src);
     } else if st.vm == Some(kid) {
-        let _ = vm::refresh(&mut st.reg, kid, src);
+        let _ = vm_stats::refresh(&mut st.reg, kid, src);
     } else if st.bus == Some(kid) {
         let _ = genetlink::refresh(&mut st.reg, kid, &src.bus);
     } else if let Some(&(jid, _)) = st.ja.iter().find(|&&(_, k)| k == kid) {

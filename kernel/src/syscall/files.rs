@@ -12,7 +12,7 @@
 //!
 //! Paths elsewhere: `open` of anything outside `/var` with `O_CREAT` or write access is
 //! `EROFS` (the ramdisk is read-only); read-only, the two devices (`io.rs`) or what the
-//! ramdisk has (`crate::file::ramdisk`: `/bin`, `/bin/hello`...; `read`, `lseek`,
+//! ramdisk has (`crate::file::ram_file`: `/bin`, `/bin/hello`...; `read`, `lseek`,
 //! `getdents64`, `fstat` work on it), else `ENOENT`; `mkdir`/`unlink` outside `/var`:
 //! `EROFS`; `stat` outside `/var`: the two devices or a ramdisk path, else `ENOENT`.
 //!
@@ -52,7 +52,7 @@ pub fn open(name: &[u8], flags: u32) -> SysResult {
             return Err(EROFS);
         }
         // The ramdisk: its programs and directories, read-only.
-        let ram = core::str::from_utf8(name).ok().and_then(RamFile::open).ok_or(ENOENT)?;
+        let ram = ram_file(name).ok_or(ENOENT)?;
         if flags & O_DIRECTORY != 0 && !ram.dir {
             return Err(ENOTDIR);
         }
@@ -64,6 +64,12 @@ pub fn open(name: &[u8], flags: u32) -> SysResult {
     let file = VarFile::open(var_path(name)?, flags)?;
     // EMFILE: the descriptor is dropped and its close posted to fsd.
     Ok(files.install(OpenFile::Var(file), flags & O_CLOEXEC != 0)? as u64)
+}
+
+/// What the ramdisk has at `name` (a program or a directory), as an open file.
+fn ram_file(name: &[u8]) -> Option<RamFile> {
+    let path = core::str::from_utf8(name).ok()?;
+    proc::ramdisk::lookup(path).map(|node| RamFile::new(path, node))
 }
 
 /// `read` on a ramdisk descriptor: a program's bytes from the position on.
@@ -209,7 +215,7 @@ pub fn stat(a: &Args) -> SysResult {
             Done::Stat(s) => s,
             _ => return Err(EIO),
         },
-        n => core::str::from_utf8(n).ok().and_then(RamFile::open).ok_or(ENOENT)?.stat(),
+        n => ram_file(n).ok_or(ENOENT)?.stat(),
     };
     put_stat(buf, &s)
 }

@@ -6,7 +6,8 @@
 //! gives a [`RamFile`]. A directory (`/`, `/bin`, `/test`: every prefix of a program's path)
 //! answers `getdents64` from the archive's listing; a program answers `read` from its bytes
 //! where they lie. `stat` reports mode 0555 (a directory: `S_IFDIR`; a program: `S_IFREG`,
-//! its size), uid 0 and time 0 (the archive records none). Writing or creating is `EROFS`. See `docs/files.md`.
+//! its size), uid 0 and time 0 (the archive records none). Writing or creating is `EROFS`.
+//! See `docs/files.md` §7.
 
 use alloc::string::String;
 use core::sync::atomic::AtomicU64;
@@ -26,14 +27,14 @@ pub struct RamFile {
 }
 
 impl RamFile {
-    /// The ramdisk's file or directory at `path`, if it has one.
-    pub fn open(path: &str) -> Option<RamFile> {
-        let node = crate::proc::ramdisk::lookup(path)?;
+    /// An open file for `node`, what the ramdisk has at `path` (`proc::ramdisk::lookup`: the
+    /// system call looks it up, this floor only keeps it).
+    pub fn new(path: &str, node: Node<'static>) -> RamFile {
         let path = String::from(tally_loader::cpio::normalize(path).trim_end_matches('/'));
-        Some(match node {
+        match node {
             Node::File(e) => RamFile { path, data: e.data, dir: false, pos: AtomicU64::new(0) },
             Node::Dir => RamFile { path, data: &[], dir: true, pos: AtomicU64::new(0) },
-        })
+        }
     }
 
     /// Its `struct stat`.
