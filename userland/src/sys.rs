@@ -580,6 +580,11 @@ pub fn dup2(old: usize, new: usize) -> Result<usize, Errno> {
     call(SYS_DUP2, [old, new, 0, 0, 0, 0])
 }
 
+/// `dup3(old, new, flags)`: `dup2` with `O_CLOEXEC` allowed in `flags`.
+pub fn dup3(old: usize, new: usize, flags: u32) -> Result<usize, Errno> {
+    call(SYS_DUP3, [old, new, flags as usize, 0, 0, 0])
+}
+
 // ---- Memory a program owns: anonymous mappings ----------------------------------------
 
 const PAGE: usize = 4096;

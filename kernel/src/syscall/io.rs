@@ -167,8 +167,9 @@ fn write_serial2(addr: u64, count: u64) -> SysResult {
 
 /// `open(path, flags, mode)`: two device paths — `/dev/console` (the console, any access
 /// mode) and `/dev/ttyS1` (COM2, `O_WRONLY` only: `EACCES` otherwise; `ENXIO` if the machine
-/// has no COM2) — and files on `/var` (`files.rs`); elsewhere `EROFS` to create or write,
-/// else `ENOENT`. `mode` is ignored (FAT has no permissions).
+/// has no COM2) — files on `/var` and, read-only, the ramdisk's programs and directories
+/// (`files.rs`); elsewhere `EROFS` to create or write, else `ENOENT`. `O_CLOEXEC` marks the
+/// new descriptor close-on-exec. `mode` is ignored (FAT has no permissions).
 pub fn open(a: &Args) -> SysResult {
     let (path, flags) = (a[0], int_arg(a[1]) as u32);
     let name = usercopy::str_from_user(path, tally_uapi::fs::PATH_MAX - 1).map_err(|e| {
@@ -252,6 +253,8 @@ pub fn dup3(a: &Args) -> SysResult {
 pub fn fcntl(a: &Args) -> SysResult {
     let (fd, cmd, arg) = (int_arg(a[0]), int_arg(a[1]) as u32, a[2]);
     let files = proc::current_files().ok_or(EBADF)?;
+    // A descriptor that is not open is EBADF whatever the command, as on Linux.
+    files.cloexec(fd)?;
     match cmd {
         F_DUPFD | F_DUPFD_CLOEXEC => Ok(files.dup_from(fd, int_arg(arg), cmd == F_DUPFD_CLOEXEC)? as u64),
         F_GETFD => Ok(if files.cloexec(fd)? { u64::from(FD_CLOEXEC) } else { 0 }),
