@@ -39,7 +39,10 @@
 //! `read` returns 0. The shell then exits with the status of the last command — the way
 //! `cargo xtask run --script FILE` (which sends the file, then `^D`) gets a script's
 //! verdict. A program that reads standard input to its end swallows that `^D`: end such a
-//! script with `exit`.
+//! script with `exit`. `exit abc` and `exit 1 2` are errors, in bash's words (`exit: abc:
+//! numeric argument required`, status 2; `exit: too many arguments`, status 1), and the
+//! shell stays: bash leaves after the first, but this shell is the console's, and leaving
+//! would end the machine over a typo.
 #![no_std]
 #![no_main]
 #![deny(unsafe_code)]
