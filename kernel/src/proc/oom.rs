@@ -15,14 +15,15 @@
 //!    mappings are not checked (Linux does not account them either).
 //! 2. **At a demand fault: the OOM killer.** When the fault finds no free frame — or only
 //!    the last [`RESERVE_FRAMES`], which are kept for the kernel (page tables, kernel
-//!    stacks: Linux's `min_free_kbytes` watermark) — the faulting process is killed with
-//!    SIGKILL, and the console says so as Linux's OOM killer does:
+//!    stacks: Linux's `min_free_kbytes` watermark) — the OOM killer picks the user process
+//!    with the largest resident set (Linux's `oom_badness` without its adjustments; init is
+//!    never picked) and kills it with SIGKILL, and the console says so as Linux's does:
 //!    `out of memory: killed process 7 (memhog) total-vm:327872kB, anon-rss:221324kB, UID:0`.
-//!    Tally kills the process that asked, as Linux does with
-//!    `vm.oom_kill_allocating_task = 1`, rather than searching for the largest one: the
-//!    faulting process is the one that overcommitted, and its wait status says what happened
-//!    (`killed by SIGKILL (9)`, no core flag). Its frames come back when it exits, so the
-//!    kernel and every other process go on.
+//!    Its wait status says what happened (`killed by SIGKILL (9)`, no core flag). If the
+//!    victim is the faulting process, it ends there; otherwise the fault is retried (as
+//!    Linux's `pagefault_out_of_memory` returns to retry it) until the victim's exit has
+//!    given its frames back — a process that just touched one page too many is not killed
+//!    for the memory a larger one holds. So the kernel and the other processes go on.
 //!
 //! Both are counted in the kstat `unix:0:vm` (`stats/vm_stats.rs`): `brk_enomem` and
 //! `mmap_enomem` for refused growths, `oom_kill` (Linux's `/proc/vmstat` name) for kills.
@@ -30,9 +31,11 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use tally_tasktable::{ExitStatus, TaskKey, INIT_PID};
 use tally_uapi::signal::SIGKILL;
 
 use crate::base::memory;
+use crate::sched;
 
 /// Free frames a demand fault must leave for the kernel: 2 MiB.
 pub const RESERVE_FRAMES: u64 = 512;
@@ -86,22 +89,81 @@ pub fn frame_available() -> bool {
     memory::free_frames() > RESERVE_FRAMES
 }
 
-/// A demand fault of the running process found no frame: report it as Linux's OOM killer
-/// does and kill the process with SIGKILL (step 2 of the module comment). Called from the
-/// page-fault handler, in the faulting thread.
-pub fn kill_current() -> ! {
-    OOM_KILLS.fetch_add(1, Ordering::Relaxed);
-    let ids = super::current_ids();
-    let comm = ids.comm.iter().position(|&b| b == 0).map_or(&ids.comm[..], |n| &ids.comm[..n]);
-    let comm = core::str::from_utf8(comm).unwrap_or("?");
-    let cpu = super::current_process_cpu_ticks();
-    let (vm_kb, rss_kb) = super::current_vm().map_or((0, 0), |vm| {
-        let u = vm.usage(cpu);
-        (u.vm_pages * 4, u.rss_pages * 4)
+/// What the OOM killer chose (step 2 of the module comment).
+struct Victim {
+    leader: TaskKey,
+    pid: i32,
+    uid: u32,
+    comm: [u8; 16],
+    vm_kb: u64,
+    rss_kb: u64,
+    /// Already being killed (by an earlier choice): nothing to do but wait for its exit.
+    dying: bool,
+}
+
+/// The user process with the largest resident set, init excepted (ties: the faulting
+/// process, then the lowest pid).
+fn choose(p: &super::Procs, me: TaskKey) -> Option<Victim> {
+    let mut best: Option<(u64, bool, Victim)> = None;
+    for (key, t) in p.table.iter() {
+        if p.table.leader(key) != Ok(key) || t.pid() == INIT_PID || !t.payload().is_user() {
+            continue;
+        }
+        let Some(vm) = t.payload().vm() else { continue };
+        let u = vm.usage(0); // sizes only: the integrals are not needed
+        let mine = key == me;
+        if best.as_ref().is_some_and(|(rss, was_me, _)| (*rss, *was_me) >= (u.rss_pages, mine)) {
+            continue;
+        }
+        let v = Victim {
+            leader: key,
+            pid: t.pid(),
+            uid: t.uid(),
+            comm: *t.comm(),
+            vm_kb: u.vm_pages * 4,
+            rss_kb: u.rss_pages * 4,
+            dying: t.payload().group_exit.is_some(),
+        };
+        best = Some((u.rss_pages, mine, v));
+    }
+    best.map(|(_, _, v)| v)
+}
+
+/// A demand fault of the running process found no frame: choose a victim, report it as
+/// Linux's OOM killer does and kill it with SIGKILL (step 2 of the module comment). Called
+/// from the page-fault handler, in the faulting thread. Returns when the fault is to be
+/// retried (another process was chosen, or is already on its way out); does not return when
+/// the faulting process itself is the victim.
+pub fn out_of_memory() {
+    let me = super::with(|p| p.table.leader(sched::current()).ok());
+    let chosen = super::with(|p| {
+        let me = me?;
+        let v = choose(p, me)?;
+        if v.leader != me && !v.dying {
+            // As `kill(pid, SIGKILL)`: counted, every thread marked, sleepers woken; the
+            // victim's frames come back at its exit.
+            p.count_signal(v.leader);
+            let status = ExitStatus::signaled(SIGKILL, false).unwrap_or_default();
+            p.kill_group(v.leader, status, None, hal::tsc::read());
+        }
+        Some(v)
     });
+    let Some(v) = chosen.filter(|v| !v.dying) else {
+        // Nobody to kill, or the victim is still exiting: retry the fault (the timer's
+        // preemption lets the victim run, and a killed faulting process leaves there).
+        return;
+    };
+    OOM_KILLS.fetch_add(1, Ordering::Relaxed);
+    let comm = v.comm.iter().position(|&b| b == 0).map_or(&v.comm[..], |n| &v.comm[..n]);
     println!(
-        "out of memory: killed process {} ({comm}) total-vm:{vm_kb}kB, anon-rss:{rss_kb}kB, UID:{}",
-        ids.pid, ids.uid
+        "out of memory: killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, UID:{}",
+        v.pid,
+        core::str::from_utf8(comm).unwrap_or("?"),
+        v.vm_kb,
+        v.rss_kb,
+        v.uid
     );
-    super::exit_signaled(SIGKILL)
+    if Some(v.leader) == me {
+        super::exit_signaled(SIGKILL);
+    }
 }

@@ -15,7 +15,8 @@
 //! problem, not the kernel's. The task's running microstate becomes ONCPU_TRAP; a page fault
 //! that a demand-zero region explains is fixed (`proc::vm`: a zeroed page is mapped, a minor
 //! fault counted) and the task resumes in ONCPU_USR at the faulting instruction — or, when
-//! no frame can be had, the OOM killer ends the process with SIGKILL (`proc/oom.rs`); anything
+//! no frame can be had, the OOM killer ends the largest process with SIGKILL and the fault is
+//! retried (`proc/oom.rs`); anything
 //! else kills the task's process with the signal Linux would send — SIGFPE for a divide
 //! error, SIGILL for an invalid opcode, SIGTRAP for a breakpoint or single step, SIGBUS for
 //! an alignment check, SIGSEGV for page and protection faults — as its wait status, and the
@@ -74,8 +75,8 @@ pub fn exception(e: &Exception) -> ! {
 }
 
 /// A page fault: demand-zero for user tasks (returns to retry the instruction), SIGSEGV for
-/// user addresses they may not use that way, the OOM killer (SIGKILL) when no frame can be
-/// had (`proc/oom.rs`), fatal in the kernel.
+/// user addresses they may not use that way, the OOM killer (SIGKILL to the largest process,
+/// then a retry) when no frame can be had (`proc/oom.rs`), fatal in the kernel.
 pub fn page_fault(e: &Exception) {
     if !e.from_user() {
         fatal(e)
@@ -93,8 +94,12 @@ pub fn page_fault(e: &Exception) {
             sched::set_running_state(MicroState::OncpuUsr);
         }
         proc::UserFault::Denied => kill_user(e, SIGSEGV),
-        // Allowed but no frame left: the OOM killer's SIGKILL, not a segfault.
-        proc::UserFault::OutOfMemory => proc::oom::kill_current(),
+        // Allowed but no frame left: the OOM killer's SIGKILL (for this process, which then
+        // never comes back here, or for a larger one), not a segfault; then retry.
+        proc::UserFault::OutOfMemory => {
+            proc::oom::out_of_memory();
+            sched::set_running_state(MicroState::OncpuUsr);
+        }
     }
 }
 

@@ -10,8 +10,9 @@
 //! * asking for more than the machine could ever give is refused at `brk`: memhog says
 //!   `memhog: cannot get 60000 pages from brk (...)` and exits with status 1;
 //! * a request that is granted but cannot be backed when touched (other processes took the
-//!   frames, or several requests together promised too much) ends in the OOM killer: the
-//!   kernel prints `out of memory: killed process N (memhog) ...` and memhog is killed by
+//!   frames, or several requests together promised too much) ends in the OOM killer, which
+//!   kills the process with the largest resident set — this memhog if it is the largest:
+//!   the kernel prints `out of memory: killed process N (memhog) ...` and it is killed by
 //!   SIGKILL.
 //!
 //! With `-m CHUNK` the pages come from anonymous `mmap`s of at most CHUNK pages each, all
