@@ -101,16 +101,23 @@ struct Victim {
     dying: bool,
 }
 
-/// The user process with the largest resident set, init excepted (ties: the faulting
-/// process, then the lowest pid).
+/// The live user process with the largest resident set, init and processes holding no
+/// frames excepted (ties: the faulting process, then the first in the table).
 fn choose(p: &super::Procs, me: TaskKey) -> Option<Victim> {
     let mut best: Option<(u64, bool, Victim)> = None;
     for (key, t) in p.table.iter() {
         if p.table.leader(key) != Ok(key) || t.pid() == INIT_PID || !t.payload().is_user() {
             continue;
         }
+        // A zombie (no thread left) has given its frames back already.
+        if p.table.threads(key).map_or(true, |th| th.is_empty()) {
+            continue;
+        }
         let Some(vm) = t.payload().vm() else { continue };
         let u = vm.usage(0); // sizes only: the integrals are not needed
+        if u.rss_pages == 0 {
+            continue;
+        }
         let mine = key == me;
         if best.as_ref().is_some_and(|(rss, was_me, _)| (*rss, *was_me) >= (u.rss_pages, mine)) {
             continue;
@@ -148,11 +155,18 @@ pub fn out_of_memory() {
         }
         Some(v)
     });
-    let Some(v) = chosen.filter(|v| !v.dying) else {
-        // Nobody to kill, or the victim is still exiting: retry the fault (the timer's
-        // preemption lets the victim run, and a killed faulting process leaves there).
-        return;
+    let Some(v) = chosen else {
+        // Nobody else holds memory (the faulting process is init, or holds none itself):
+        // the faulting process ends, as it would have with no victim to free frames.
+        OOM_KILLS.fetch_add(1, Ordering::Relaxed);
+        println!("out of memory: no process to kill; killing the faulting one");
+        super::exit_signaled(SIGKILL)
     };
+    if v.dying {
+        // The victim is still exiting: retry the fault (the timer's preemption lets it run,
+        // and a faulting process that was itself killed leaves there).
+        return;
+    }
     OOM_KILLS.fetch_add(1, Ordering::Relaxed);
     let comm = v.comm.iter().position(|&b| b == 0).map_or(&v.comm[..], |n| &v.comm[..n]);
     println!(
