@@ -120,6 +120,21 @@ fn own_page() -> Own {
     Own::Page(slot, clock_page(slot), map_field!(h.tsc_hz).read())
 }
 
+/// The TSC's frequency in Hz as the kernel calibrated it (the vvar header's `tsc_hz`), for
+/// programs that time with `rdtsc` and report nanoseconds (`ubench`): `ns = ticks × 10⁹ / hz`.
+pub fn tsc_hz() -> u64 {
+    let h = header();
+    map_field!(h.tsc_hz).read()
+}
+
+/// Nanoseconds in `ticks` TSC ticks at the kernel's calibration ([`tsc_hz`]; 0 if unknown).
+pub fn tsc_ticks_to_ns(ticks: u64) -> u64 {
+    match tsc_hz() {
+        0 => 0,
+        hz => TscClock::new(hz, 0).ticks_to_ns(ticks),
+    }
+}
+
 /// The user address of the calling thread's clock page, if it has one (for tests).
 pub fn own_page_address() -> Option<u64> {
     let h = header();

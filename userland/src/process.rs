@@ -59,6 +59,27 @@ pub const fn term_signal(status: i32) -> i32 {
     }
 }
 
+/// A wait status as a shell's `$?` would show it, and so the status a program that runs a
+/// command should exit with (`time`, `msa CMD`, `sh`, `init`): the exit code, or 128 + the
+/// signal that killed it.
+pub const fn shell_status(status: i32) -> i32 {
+    if exited(status) {
+        exit_code(status)
+    } else {
+        128 + term_signal(status)
+    }
+}
+
+/// `$?` for a command that could not be started: 127 when there is no such program, 126
+/// when it exists but cannot be run (POSIX's two statuses).
+pub const fn spawn_failure_status(e: Errno) -> i32 {
+    if e.0 == tally_uapi::errno::ENOENT {
+        127
+    } else {
+        126
+    }
+}
+
 /// Linux's name of signal `sig` on x86_64: every standard signal `kill` can send
 /// (`tally_uapi::signal`), "signal" for numbers without a name.
 pub const fn signal_name(sig: i32) -> &'static str {

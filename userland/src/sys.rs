@@ -591,6 +591,46 @@ pub fn isatty(fd: usize) -> bool {
     tcgetattr(fd).is_ok()
 }
 
+// ---- Descriptors: close-on-exec and copies (issue 16, part 4) ---------------------------
+
+/// `pipe2(fds, flags)` (`flags`: 0 or `O_CLOEXEC`): a new pipe as `(read end, write end)`.
+pub fn pipe2(flags: u32) -> Result<(usize, usize), Errno> {
+    let mut fds = [0i32; 2];
+    call(SYS_PIPE2, [fds.as_mut_ptr() as usize, flags as usize, 0, 0, 0, 0])?;
+    Ok((fds[0] as usize, fds[1] as usize))
+}
+
+/// `fcntl(fd, cmd, arg)` (the commands of `tally_uapi::fs`: `F_GETFD`, `F_SETFD`, ...).
+pub fn fcntl(fd: usize, cmd: u32, arg: usize) -> Result<usize, Errno> {
+    call(SYS_FCNTL, [fd, cmd as usize, arg, 0, 0, 0])
+}
+
+/// Sets or clears descriptor `fd`'s close-on-exec flag (`fcntl(F_SETFD)`): a close-on-exec
+/// descriptor is not inherited by the programs this one `spawn`s.
+pub fn set_cloexec(fd: usize, on: bool) -> Result<(), Errno> {
+    let flag = if on { tally_uapi::fs::FD_CLOEXEC as usize } else { 0 };
+    fcntl(fd, tally_uapi::fs::F_SETFD, flag).map(|_| ())
+}
+
+/// A [`Mapping`] with `MAP_NORESERVE`: not checked against the machine's memory, as a
+/// sparse reservation larger than the machine must be (the kernel refuses a plain writable
+/// mapping that large with `ENOMEM`: Linux's overcommit guess).
+pub fn mapping_noreserve(len: usize, prot: usize) -> Result<Mapping, Errno> {
+    // SAFETY: no MAP_FIXED: the kernel only uses a gap, so nothing is replaced.
+    let addr = unsafe { mmap(0, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) }?;
+    Ok(Mapping { addr, len, prot })
+}
+
+/// `dup2(old, new)`: `new` becomes a copy of `old` (what was at `new` is closed first).
+pub fn dup2(old: usize, new: usize) -> Result<usize, Errno> {
+    call(SYS_DUP2, [old, new, 0, 0, 0, 0])
+}
+
+/// `dup3(old, new, flags)`: `dup2` with `O_CLOEXEC` allowed in `flags`.
+pub fn dup3(old: usize, new: usize, flags: u32) -> Result<usize, Errno> {
+    call(SYS_DUP3, [old, new, flags as usize, 0, 0, 0])
+}
+
 // ---- Memory a program owns: anonymous mappings ----------------------------------------
 
 const PAGE: usize = 4096;

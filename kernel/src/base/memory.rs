@@ -6,6 +6,8 @@
 //! frames. [`MemStats`] is what tests compare before and after a workload to prove nothing
 //! leaked.
 
+use core::sync::atomic::{AtomicU64, Ordering};
+
 use bootloader_api::info::MemoryRegionKind;
 use bootloader_api::BootInfo;
 use tally_frames::FrameAllocator;
@@ -15,6 +17,25 @@ pub struct MemStats {
     pub frames_in_use: u64,
     pub frames_total: u64,
     pub heap_bytes: usize,
+}
+
+/// Frames in use when [`init`] was done: the kernel's own (page tables of the kernel half,
+/// the whole premapped heap), never available to user processes — what Linux leaves out of
+/// `totalram_pages` as reserved at boot.
+static FRAMES_AT_BOOT: AtomicU64 = AtomicU64::new(0);
+
+/// Frames user memory could ever have: the frames managed less those the kernel took at
+/// boot (Linux's `totalram_pages`, here without swap). The overcommit check's bound
+/// (`proc/oom.rs`).
+pub fn frames_for_users() -> u64 {
+    let total = hal::frames::with(|f| f.stats()).total;
+    total.saturating_sub(FRAMES_AT_BOOT.load(Ordering::Relaxed))
+}
+
+/// Frames free now.
+pub fn free_frames() -> u64 {
+    let f = hal::frames::with(|f| f.stats());
+    f.total.saturating_sub(f.in_use)
 }
 
 pub fn stats() -> MemStats {
@@ -41,6 +62,7 @@ pub fn init(boot_info: &'static mut BootInfo) {
     }
     hal::frames::with(|f| f.reserve_free_stack());
     let s = stats();
+    FRAMES_AT_BOOT.store(s.frames_in_use, Ordering::Relaxed);
     log::info!(
         "memory: {} MiB usable in 4 KiB frames, {} in use after mapping the {} MiB heap",
         (s.frames_total * 4096) >> 20,

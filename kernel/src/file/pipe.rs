@@ -5,7 +5,7 @@
 //! (INTERRUPTIBLE_SLEEP — the time shows up in that microstate) until a writer adds bytes
 //! or the last writer closes (then `read` returns 0: end of file); a writer to a full pipe
 //! sleeps until a reader makes room. Writing when no reader is left fails with `EPIPE`
-//! (Tally delivers no `SIGPIPE`). Writes of at most `PIPE_BUF_SIZE` bytes are atomic, as
+//! (and the system call raises `SIGPIPE` in the writer, `syscall/io.rs`). Writes of at most `PIPE_BUF_SIZE` bytes are atomic, as
 //! POSIX requires for `PIPE_BUF`; larger ones may interleave with other writers.
 //!
 //! The bytes are copied between the caller's memory and the pipe's ring buffer directly, under

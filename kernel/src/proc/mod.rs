@@ -18,6 +18,7 @@
 //! | `user.rs`, `exec.rs`, `ramdisk.rs` | user processes: ring 3, a program from the ramdisk, exec in place |
 //! | `threads.rs` | more threads in a process |
 //! | `vm.rs` | a process's memory map: regions, demand-zero paging, `brk`, `mmap` |
+//! | `oom.rs` | out of memory: overcommit refused at `brk`/`mmap`, the OOM killer at a fault |
 //! | `exit.rs` | exit, `exit_group`, and how the other threads of a process follow |
 //! | `reap.rs` | `wait`: collecting a zombie and what it used |
 //! | `notify.rs` | who hears of exits |
@@ -35,6 +36,7 @@ mod exit;
 mod ids;
 pub mod job_control;
 mod notify;
+pub mod oom;
 mod prio;
 pub mod ramdisk;
 mod reap;
@@ -51,9 +53,9 @@ pub use ids::{current_ids, current_pid, current_ppid, current_tid, current_uid, 
 pub use notify::{register_exit_observer, register_spawn_observer, ExitEvent, ExitObserver, SpawnObserver};
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used, use_privilege};
 pub use reap::{wait, wait_child, WaitOptions, WaitResult};
-pub use signal::kill;
+pub use signal::{kill, raise};
 pub use threads::create_thread;
-pub use user::{current_file, current_files, current_vm, exec_user, spawn_user, user_page_fault};
+pub use user::{current_file, current_files, current_vm, exec_user, spawn_user, user_page_fault, UserFault};
 
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::sync::Arc;

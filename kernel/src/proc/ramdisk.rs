@@ -45,3 +45,15 @@ pub fn find(path: &str) -> Result<&'static [u8], ExecError> {
     let bytes = RAMDISK.get().ok_or(ExecError::NotFound)?;
     Archive::new(bytes).find(path).map(|e| e.data)
 }
+
+/// What `path` names on the ramdisk (a program, or a directory such as `/bin`), if anything.
+pub fn lookup(path: &str) -> Option<tally_loader::cpio::Node<'static>> {
+    let bytes = RAMDISK.get()?;
+    Archive::new(bytes).lookup(path).ok().flatten()
+}
+
+/// The names directly inside ramdisk directory `dir`, sorted, with whether each is a
+/// directory (empty if `dir` is none).
+pub fn list(dir: &str) -> alloc::vec::Vec<(&'static str, bool)> {
+    RAMDISK.get().and_then(|bytes| Archive::new(bytes).list(dir).ok()).unwrap_or_default()
+}

@@ -80,3 +80,24 @@ pub fn kill(pid: i32, sig: i32) -> Result<(), i32> {
         Ok(())
     })
 }
+
+/// Send `sig` to the caller's own process from inside a system call — the kernel's
+/// `send_sig(sig, current)`, as a pipe write with no reader left raises SIGPIPE. Counted
+/// like any signal; if its default action ends the process, every thread is marked and the
+/// caller leaves on its way back to user mode (the call's own result is never seen). Init
+/// and kernel threads only count it, as for `kill`.
+pub fn raise(sig: u8) {
+    super::with(|p| {
+        let Ok(leader) = p.table.leader(sched::current()) else { return };
+        p.count_signal(leader);
+        let protected = p.table.get(leader).map_or(true, |l| l.pid() == INIT_PID || !l.payload().is_user());
+        let core = match default_action(sig) {
+            DefaultAction::Ignore => return,
+            _ if protected => return,
+            DefaultAction::Core => true,
+            DefaultAction::Terminate => false,
+        };
+        let status = ExitStatus::signaled(sig, core).unwrap_or_default();
+        p.kill_group(leader, status, None, hal::tsc::read());
+    });
+}

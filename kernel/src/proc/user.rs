@@ -170,16 +170,28 @@ pub fn current_vm() -> Option<Arc<Vm>> {
     super::with(|p| p.table.get(sched::current()).ok().and_then(|t| t.payload().vm().cloned()))
 }
 
+/// What a page fault from user mode came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserFault {
+    /// A demand-zero page was mapped (a minor fault, counted), or was there already: retry.
+    Fixed,
+    /// The process may not use the address that way: SIGSEGV.
+    Denied,
+    /// Allowed, but no frame can be had: the process is OOM-killed (`oom.rs`).
+    OutOfMemory,
+}
+
 /// A page fault from user mode at `addr`: map a demand-zero page if the process may use the
-/// address that way (a minor fault, counted). False: the access is not allowed.
-pub fn user_page_fault(addr: u64, write: bool, exec: bool) -> bool {
-    let Some(vm) = current_vm() else { return false };
+/// address that way (a minor fault, counted).
+pub fn user_page_fault(addr: u64, write: bool, exec: bool) -> UserFault {
+    let Some(vm) = current_vm() else { return UserFault::Denied };
     match vm.fault(addr, write, exec, super::current_process_cpu_ticks()) {
         FaultOutcome::Mapped => {
             sched::note_minor_fault();
-            true
+            UserFault::Fixed
         }
-        FaultOutcome::Present => true,
-        FaultOutcome::Denied => false,
+        FaultOutcome::Present => UserFault::Fixed,
+        FaultOutcome::Denied => UserFault::Denied,
+        FaultOutcome::OutOfMemory => UserFault::OutOfMemory,
     }
 }

@@ -88,6 +88,8 @@ pub enum FaultOutcome {
     Present,
     /// Not allowed: outside every region, or the region forbids the access.
     Denied,
+    /// Allowed, but no frame can be had (`oom.rs`: the process is OOM-killed).
+    OutOfMemory,
 }
 
 struct Map {
@@ -135,6 +137,8 @@ pub struct MmapRequest {
     pub fixed: bool,
     /// `MAP_FIXED_NOREPLACE`: exactly at `addr`, fail with `EEXIST` if anything is there.
     pub noreplace: bool,
+    /// `MAP_NORESERVE`: not checked against the memory the machine has (`oom.rs`).
+    pub noreserve: bool,
 }
 
 /// A process's memory: its address space and its regions. Shared (`Arc`) by the process's
@@ -291,6 +295,10 @@ impl Vm {
                 return FaultOutcome::Denied;
             }
             let kind = vma.kind;
+            // Only the kernel's reserve left: this page cannot be had (`oom.rs`).
+            if !super::oom::frame_available() {
+                return FaultOutcome::OutOfMemory;
+            }
             match self.space.map_zeroed(page, vma.prot) {
                 Ok(()) => {
                     m.rss += 1;
@@ -301,9 +309,8 @@ impl Vm {
                     FaultOutcome::Mapped
                 }
                 Err(SpaceError::AlreadyMapped) => FaultOutcome::Present,
-                // Out of memory: Linux would OOM-kill; here the faulting task gets SIGSEGV
-                // (SIGBUS would be more precise, but the effect is the same).
-                Err(_) => FaultOutcome::Denied,
+                // No frame for the page (or for a page table on the way to it).
+                Err(_) => FaultOutcome::OutOfMemory,
             }
         })
     }
@@ -320,6 +327,11 @@ impl Vm {
             let old_end = page_up(m.brk).unwrap_or(m.brk);
             let others = |v: &Vma| v.kind != VmaKind::Heap && v.overlaps(m.heap_start, new_end);
             if new_end > old_end && (m.vmas.iter().any(others) || new_end > USER_MMAP_BASE) {
+                return m.brk;
+            }
+            // More than the machine could ever give: refused, as Linux's overcommit check
+            // refuses it (`oom.rs`).
+            if new_end > old_end && !super::oom::may_commit((new_end - old_end) / PAGE_SIZE, super::oom::Growth::Brk) {
                 return m.brk;
             }
             if new_end < old_end {
@@ -422,6 +434,13 @@ impl Vm {
             let end = start + len;
             // Room for the worst case: the new region, and one existing region split in two.
             if m.vmas.len() + 2 > MAX_REGIONS {
+                return Err(ENOMEM);
+            }
+            // Private writable memory is what must be backed by frames; more than the
+            // machine could ever give is refused (`oom.rs`). Replaced pages are not counted
+            // back: the request is judged alone, as Linux's guess mode does.
+            let accounted = req.prot.write && !req.none && !req.noreserve;
+            if accounted && !super::oom::may_commit(len / PAGE_SIZE, super::oom::Growth::Mmap) {
                 return Err(ENOMEM);
             }
             unmap_anon(&self.space, m, start, end);

@@ -14,6 +14,7 @@
 //!  each ATA disk's IoStats      ─────> ata:N:ataN           io, disk           disks.rs
 //!  sched::runq_io()             ─────> unix:0:runq          io, sched          runq.rs
 //!  sched, irq, memory, clocks   ─────> unix:0:system_misc   named, misc        system_misc.rs
+//!  frames, proc::oom, demand faults ──> unix:0:vm           named, vm          vm_stats.rs
 //!  the message bus (`bus`)      ─────> bus:0:genetlink      named, net         genetlink.rs
 //!  the console's input (`tty`)  ─────> tty:0:console        named, misc        console_input.rs
 //!  acct(2), CSA's files (`acct`) ────> acct:0:pacct, csa:0:pacct, csa:0:ja,  acct_kstats.rs
@@ -36,6 +37,7 @@ mod irq_lines;
 pub mod kstat_print;
 pub mod runq;
 mod system_misc;
+mod vm_stats;
 
 /// What sits on a legacy PC line (`clock`, `com1`, `ide0`…): the name of its kstats.
 pub use irq_lines::line_name as irq_line_name;
@@ -61,6 +63,8 @@ struct State {
     disks: Vec<(KidT, usize)>,
     runq: Option<KidT>,
     misc: Option<KidT>,
+    /// `unix:0:vm` (out of memory, `vm_stats.rs`).
+    vm: Option<KidT>,
     bus: Option<KidT>,
     console: Option<KidT>,
     acct: Option<acct_kstats::AcctKstats>,
@@ -102,6 +106,9 @@ pub(crate) struct Sources {
     pub nr_switches: u64,
     pub ticks: u64,
     pub mem: crate::base::memory::MemStats,
+    pub commit_limit: u64,
+    pub zfod: u64,
+    pub oom: crate::proc::oom::OomCounters,
     pub bus: tally_msgbus::BusStats,
     pub pacct: crate::acct::process_acct::PacctCounters,
     pub csa: crate::acct::job_acct::CsaCounters,
@@ -121,6 +128,9 @@ impl Sources {
             nr_switches: crate::sched::nr_switches(),
             ticks: crate::irq::ticks(),
             mem: crate::base::memory::stats(),
+            commit_limit: crate::proc::oom::commit_limit(),
+            zfod: crate::trap::user_fault_counts().1,
+            oom: crate::proc::oom::counters(),
             bus: crate::bus::stats(),
             pacct: crate::acct::process_acct::counters(),
             csa: crate::acct::job_acct::counters(),
@@ -147,6 +157,7 @@ pub fn init() {
             disks: Vec::new(),
             runq: None,
             misc: None,
+            vm: None,
             bus: None,
             console: None,
             acct: None,
@@ -155,6 +166,7 @@ pub fn init() {
         st.disks = disks::create_all(&mut st.reg, t);
         st.runq = log_err("unix:0:runq", runq::create(&mut st.reg, t));
         st.misc = log_err("unix:0:system_misc", system_misc::create(&mut st.reg, t));
+        st.vm = log_err("unix:0:vm", vm_stats::create(&mut st.reg, t));
         st.bus = log_err("bus:0:genetlink", genetlink::create(&mut st.reg, t));
         st.console = log_err("tty:0:console", console_input::create(&mut st.reg, t));
         st.acct =
@@ -305,6 +317,7 @@ impl State {
             || self.reg.lookup("unix", 0, "kstat_types") == Some(kid)
             || self.runq == Some(kid)
             || self.misc == Some(kid)
+            || self.vm == Some(kid)
             || self.bus == Some(kid)
             || self.console == Some(kid)
             || self.acct.is_some_and(|a| a.contains(kid))
@@ -321,6 +334,8 @@ fn refresh(st: &mut State, kid: KidT, src: &Sources) {
         let _ = runq::refresh(&mut st.reg, kid);
     } else if st.misc == Some(kid) {
         let _ = system_misc::refresh(&mut st.reg, kid, src);
+    } else if st.vm == Some(kid) {
+        let _ = vm_stats::refresh(&mut st.reg, kid, src);
     } else if st.bus == Some(kid) {
         let _ = genetlink::refresh(&mut st.reg, kid, &src.bus);
     } else if st.console == Some(kid) {

@@ -11,9 +11,10 @@
 //! console, so taskstats, `wait4`'s rusage and the accounting records see file I/O.
 //!
 //! Paths elsewhere: `open` of anything outside `/var` with `O_CREAT` or write access is
-//! `EROFS` (the ramdisk is read-only), otherwise `ENOENT` (only `/dev/console` and
-//! `/dev/ttyS1` can be opened there, `io.rs`); `mkdir`/`unlink` outside `/var`: `EROFS`;
-//! `stat` outside `/var`: the two devices, else `ENOENT`.
+//! `EROFS` (the ramdisk is read-only); read-only, the two devices (`io.rs`) or what the
+//! ramdisk has (`crate::file::ram_file`: `/bin`, `/bin/hello`...; `read`, `lseek`,
+//! `getdents64`, `fstat` work on it), else `ENOENT`; `mkdir`/`unlink` outside `/var`:
+//! `EROFS`; `stat` outside `/var`: the two devices or a ramdisk path, else `ENOENT`.
 //!
 //! A read or write moves at most [`MAX_IO`] bytes per call (a short count, as Linux's
 //! `MAX_RW_COUNT` is); each piece is one fsd request, so an `O_APPEND` write up to that size
@@ -27,7 +28,7 @@ use tally_uapi::fs::path::{self, VarPath};
 use tally_uapi::fs::*;
 
 use super::{int_arg, usercopy, Args, SysResult};
-use crate::file::OpenFile;
+use crate::file::{OpenFile, RamFile};
 use crate::fs::{self, Done, Op, VarFile};
 use crate::{proc, sched};
 
@@ -50,14 +51,38 @@ pub fn open(name: &[u8], flags: u32) -> SysResult {
         if flags & O_CREAT != 0 || flags & O_ACCMODE != O_RDONLY {
             return Err(EROFS);
         }
-        return Err(ENOENT);
+        // The ramdisk: its programs and directories, read-only.
+        let ram = ram_file(name).ok_or(ENOENT)?;
+        if flags & O_DIRECTORY != 0 && !ram.dir {
+            return Err(ENOTDIR);
+        }
+        return Ok(files.install(OpenFile::Ram(ram), flags & O_CLOEXEC != 0)? as u64);
     }
     if flags & O_ACCMODE == O_ACCMODE {
         return Err(EINVAL);
     }
     let file = VarFile::open(var_path(name)?, flags)?;
     // EMFILE: the descriptor is dropped and its close posted to fsd.
-    Ok(files.install(OpenFile::Var(file))? as u64)
+    Ok(files.install(OpenFile::Var(file), flags & O_CLOEXEC != 0)? as u64)
+}
+
+/// What the ramdisk has at `name` (a program or a directory), as an open file.
+fn ram_file(name: &[u8]) -> Option<RamFile> {
+    let path = core::str::from_utf8(name).ok()?;
+    proc::ramdisk::lookup(path).map(|node| RamFile::new(path, node))
+}
+
+/// `read` on a ramdisk descriptor: a program's bytes from the position on.
+pub fn read_ram(f: &RamFile, addr: u64, count: u64) -> SysResult {
+    if f.dir {
+        return Err(EISDIR);
+    }
+    let pos = f.pos.load(Ordering::Acquire).min(f.data.len() as u64) as usize;
+    let n = count.min(MAX_IO as u64).min((f.data.len() - pos) as u64) as usize;
+    usercopy::copy_to_user(addr, &f.data[pos..pos + n])?;
+    f.pos.store((pos + n) as u64, Ordering::Release);
+    sched::account_read(n as u64);
+    Ok(n as u64)
 }
 
 /// `read` on a `/var` descriptor.
@@ -117,6 +142,9 @@ pub fn write(v: &VarFile, addr: u64, count: u64) -> SysResult {
 pub fn lseek(a: &Args) -> SysResult {
     let (fd, off, whence) = (int_arg(a[0]), a[1] as i64, int_arg(a[2]) as u32);
     let f = super::io::file(fd)?;
+    if let OpenFile::Ram(r) = &*f {
+        return lseek_ram(r, off, whence);
+    }
     let OpenFile::Var(v) = &*f else { return Err(ESPIPE) };
     if v.dir {
         // A directory's position is getdents64's cookie: only a rewind makes sense.
@@ -144,6 +172,27 @@ pub fn lseek(a: &Args) -> SysResult {
     Ok(new as u64)
 }
 
+/// `lseek` on a ramdisk descriptor: a program's position; a directory only rewinds.
+fn lseek_ram(r: &RamFile, off: i64, whence: u32) -> SysResult {
+    let base = match whence {
+        _ if r.dir => {
+            return if whence == SEEK_SET && off == 0 {
+                r.pos.store(0, Ordering::Release);
+                Ok(0)
+            } else {
+                Err(EINVAL)
+            }
+        }
+        SEEK_SET => 0,
+        SEEK_CUR => r.pos.load(Ordering::Acquire) as i64,
+        SEEK_END => r.data.len() as i64,
+        _ => return Err(EINVAL),
+    };
+    let new = base.checked_add(off).filter(|&p| p >= 0).ok_or(EINVAL)?;
+    r.pos.store(new as u64, Ordering::Release);
+    Ok(new as u64)
+}
+
 /// The `struct stat` of a device: a character device, read/write for its owner.
 fn device_stat(rdev: u64) -> Stat {
     Stat { st_mode: S_IFCHR | 0o620, st_nlink: 1, st_rdev: rdev, st_blksize: 1024, ..Stat::default() }
@@ -166,7 +215,7 @@ pub fn stat(a: &Args) -> SysResult {
             Done::Stat(s) => s,
             _ => return Err(EIO),
         },
-        _ => return Err(ENOENT),
+        n => ram_file(n).ok_or(ENOENT)?.stat(),
     };
     put_stat(buf, &s)
 }
@@ -187,6 +236,7 @@ pub fn fstat(a: &Args) -> SysResult {
             Stat { st_mode: S_IFIFO | 0o600, st_nlink: 1, st_blksize: 4096, ..Stat::default() }
         }
         OpenFile::Socket(_) => Stat { st_mode: S_IFSOCK | 0o777, st_nlink: 1, st_blksize: 4096, ..Stat::default() },
+        OpenFile::Ram(r) => r.stat(),
     };
     put_stat(buf, &s)
 }
@@ -215,11 +265,14 @@ pub fn unlink(a: &Args) -> SysResult {
 pub fn getdents64(a: &Args) -> SysResult {
     let (fd, buf, count) = (int_arg(a[0]), a[1], a[2]);
     let f = super::io::file(fd)?;
+    let max = count.min(MAX_IO as u64) as usize;
+    if let OpenFile::Ram(r) = &*f {
+        return getdents_ram(r, buf, max);
+    }
     let OpenFile::Var(v) = &*f else { return Err(ENOTDIR) };
     if !v.dir {
         return Err(ENOTDIR);
     }
-    let max = count.min(MAX_IO as u64) as usize;
     if max < dirent64::reclen(1) {
         return Err(EINVAL);
     }
@@ -232,6 +285,33 @@ pub fn getdents64(a: &Args) -> SysResult {
     usercopy::copy_to_user(buf, &records)?;
     v.pos.store(next, Ordering::Release);
     Ok(records.len() as u64)
+}
+
+/// `getdents64` on a ramdisk directory: the entries from index `pos` on, as many as fit in
+/// `max` bytes (`EINVAL` if not even the next one does). Inode numbers are the entries'
+/// places in the listing, from 1.
+fn getdents_ram(r: &RamFile, buf: u64, max: usize) -> SysResult {
+    if !r.dir {
+        return Err(ENOTDIR);
+    }
+    let names = crate::proc::ramdisk::list(&r.path);
+    let start = r.pos.load(Ordering::Acquire) as usize;
+    let mut out = vec![0u8; max.min(names.len().saturating_sub(start) * dirent64::reclen(255))];
+    let (mut used, mut next) = (0usize, start);
+    for (i, &(name, dir)) in names.iter().enumerate().skip(start) {
+        let d_type = if dir { DT_DIR } else { DT_REG };
+        match dirent64::encode(&mut out[used..], i as u64 + 1, i as i64 + 1, d_type, name.as_bytes()) {
+            Some(len) => used += len,
+            None => break,
+        }
+        next = i + 1;
+    }
+    if used == 0 && next < names.len() {
+        return Err(EINVAL);
+    }
+    usercopy::copy_to_user(buf, &out[..used])?;
+    r.pos.store(next as u64, Ordering::Release);
+    Ok(used as u64)
 }
 
 /// `fsync(fd)`: the file's directory entry and the drive's cache are on the disk.

@@ -19,14 +19,22 @@
 //! pipe copied straight into the pipe's buffer. Bytes that are not UTF-8 are
 //! shown as U+FFFD; a character split between two pieces is kept whole. Each call is counted
 //! for the task — bytes (`write_char`) and calls (`write_syscalls`) — as process accounting
-//! reports them. A pipe with no reader left is `-EPIPE` (no `SIGPIPE` is sent).
+//! reports them. A pipe with no reader left is `-EPIPE`, and the writer's process gets
+//! `SIGPIPE` as on Linux: with no handlers, its default action ends the process (killed by
+//! SIGPIPE), which is what makes a broken pipeline or ring of processes end by itself.
 //!
 //! **pipe2(fds, flags)**: a new pipe; `fds[0]` reads, `fds[1]` writes. `flags` may be 0 or
-//! `O_CLOEXEC` (meaningless without `exec`, accepted); anything else is `-EINVAL`.
+//! `O_CLOEXEC` (both ends close-on-exec: not inherited by `spawn`); anything else is `-EINVAL`.
 //! **close(fd)**: the descriptor is freed; the file closes when nothing refers to it.
+//! **dup2(old, new)**, **dup3(old, new, flags)**, **fcntl(fd, cmd, arg)**: Linux's, for the
+//! commands in `tally_uapi::fs` (`F_DUPFD[_CLOEXEC]`, `F_GETFD`, `F_SETFD`, `F_GETFL`).
 
 use alloc::sync::Arc;
-use tally_uapi::errno::{EBADF, EINVAL};
+use tally_uapi::errno::{EBADF, EINVAL, EPIPE};
+use tally_uapi::fs::{
+    FD_CLOEXEC, F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_GETFL, F_SETFD, O_ACCMODE, O_CLOEXEC, O_CREAT, O_DIRECTORY,
+    O_EXCL, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY,
+};
 
 use super::{int_arg, usercopy, Args, SysResult};
 use crate::file::{pipe, OpenFile};
@@ -53,6 +61,9 @@ pub fn read(a: &Args) -> SysResult {
     }
     if let OpenFile::Var(v) = &*f {
         return super::files::read(v, addr, count);
+    }
+    if let OpenFile::Ram(r) = &*f {
+        return super::files::read_ram(r, addr, count);
     }
     if count == 0 {
         return Ok(0);
@@ -130,7 +141,15 @@ pub fn write(a: &Args) -> SysResult {
 /// lock (a write that fits in `PIPE_BUF` goes in whole, atomically).
 fn write_pipe(w: &pipe::Writer, addr: u64, count: u64) -> SysResult {
     usercopy::check(addr, count, false)?;
-    let done = w.write(count as usize, |at, into| usercopy::copy_from_user_direct(addr + at as u64, into))?;
+    let done = w
+        .write(count as usize, |at, into| usercopy::copy_from_user_direct(addr + at as u64, into))
+        .inspect_err(|&e| {
+            if e == EPIPE {
+                // Linux's pipe_write: no reader left → SIGPIPE to the writer (and EPIPE, seen
+                // only by a process that survives it: init).
+                proc::raise(tally_uapi::signal::SIGPIPE);
+            }
+        })?;
     sched::account_write(done as u64);
     Ok(done as u64)
 }
@@ -150,16 +169,13 @@ fn write_serial2(addr: u64, count: u64) -> SysResult {
     Ok(done)
 }
 
-/// `open` flags (Linux's): the access mode.
-const O_ACCMODE: u64 = 0o3;
-const O_WRONLY: u64 = 0o1;
-
 /// `open(path, flags, mode)`: two device paths — `/dev/console` (the console, any access
 /// mode) and `/dev/ttyS1` (COM2, `O_WRONLY` only: `EACCES` otherwise; `ENXIO` if the machine
-/// has no COM2) — and files on `/var` (`files.rs`); elsewhere `EROFS` to create or write,
-/// else `ENOENT`. `mode` is ignored (FAT has no permissions).
+/// has no COM2) — files on `/var` and, read-only, the ramdisk's programs and directories
+/// (`files.rs`); elsewhere `EROFS` to create or write, else `ENOENT`. `O_CLOEXEC` marks the
+/// new descriptor close-on-exec. `mode` is ignored (FAT has no permissions).
 pub fn open(a: &Args) -> SysResult {
-    let (path, flags) = (a[0], a[1]);
+    let (path, flags) = (a[0], int_arg(a[1]) as u32);
     let name = usercopy::str_from_user(path, tally_uapi::fs::PATH_MAX - 1).map_err(|e| {
         if e == tally_uapi::errno::E2BIG {
             tally_uapi::errno::ENAMETOOLONG
@@ -172,25 +188,24 @@ pub fn open(a: &Args) -> SysResult {
         b"/dev/ttyS1" if flags & O_ACCMODE != O_WRONLY => return Err(tally_uapi::errno::EACCES),
         b"/dev/ttyS1" if !hal::serial::com2_present() => return Err(tally_uapi::errno::ENXIO),
         b"/dev/ttyS1" => OpenFile::Serial2,
-        _ => return super::files::open(&name, flags as u32),
+        _ => return super::files::open(&name, flags),
     };
-    Ok(proc::current_files().ok_or(EBADF)?.install(file)? as u64)
+    let cloexec = flags & O_CLOEXEC != 0;
+    Ok(proc::current_files().ok_or(EBADF)?.install(file, cloexec)? as u64)
 }
-
-/// `O_CLOEXEC` for `pipe2` (Linux's value).
-const O_CLOEXEC: u64 = 0o2_000_000;
 
 /// `pipe2(fds, flags)`.
 pub fn pipe2(a: &Args) -> SysResult {
-    let (addr, flags) = (a[0], int_arg(a[1]) as u32 as u64);
+    let (addr, flags) = (a[0], int_arg(a[1]) as u32);
     if flags & !O_CLOEXEC != 0 {
         return Err(EINVAL);
     }
+    let cloexec = flags & O_CLOEXEC != 0;
     let files = proc::current_files().ok_or(EBADF)?;
     usercopy::check(addr, 8, true)?;
     let (r, w) = pipe::new();
-    let rfd = files.install(OpenFile::PipeReader(r))?;
-    let wfd = match files.install(OpenFile::PipeWriter(w)) {
+    let rfd = files.install(OpenFile::PipeReader(r), cloexec)?;
+    let wfd = match files.install(OpenFile::PipeWriter(w), cloexec) {
         Ok(fd) => fd,
         Err(e) => {
             let _ = files.close(rfd);
@@ -212,6 +227,57 @@ pub fn pipe2(a: &Args) -> SysResult {
 pub fn close(a: &Args) -> SysResult {
     proc::current_files().ok_or(EBADF)?.close(int_arg(a[0]))?;
     Ok(0)
+}
+
+/// `dup2(old, new)`: `new` becomes a copy of `old` (what was at `new` is closed). `old ==
+/// new` only checks `old`. The copy is not close-on-exec.
+pub fn dup2(a: &Args) -> SysResult {
+    let (old, new) = (int_arg(a[0]), int_arg(a[1]));
+    let files = proc::current_files().ok_or(EBADF)?;
+    if old == new {
+        files.cloexec(old)?;
+        return Ok(new as u64);
+    }
+    Ok(files.dup_to(old, new, false)? as u64)
+}
+
+/// `dup3(old, new, flags)`: `dup2` with `O_CLOEXEC` allowed in `flags`; `old == new` is
+/// `EINVAL`, as other flags are.
+pub fn dup3(a: &Args) -> SysResult {
+    let (old, new, flags) = (int_arg(a[0]), int_arg(a[1]), int_arg(a[2]) as u32);
+    if old == new || flags & !O_CLOEXEC != 0 {
+        return Err(EINVAL);
+    }
+    let files = proc::current_files().ok_or(EBADF)?;
+    Ok(files.dup_to(old, new, flags & O_CLOEXEC != 0)? as u64)
+}
+
+/// `fcntl(fd, cmd, arg)`: the commands of `tally_uapi::fs`; others `EINVAL` (see
+/// `tally_uapi::syscall::SYS_FCNTL`).
+pub fn fcntl(a: &Args) -> SysResult {
+    let (fd, cmd, arg) = (int_arg(a[0]), int_arg(a[1]) as u32, a[2]);
+    let files = proc::current_files().ok_or(EBADF)?;
+    // A descriptor that is not open is EBADF whatever the command, as on Linux.
+    files.cloexec(fd)?;
+    match cmd {
+        F_DUPFD | F_DUPFD_CLOEXEC => Ok(files.dup_from(fd, int_arg(arg), cmd == F_DUPFD_CLOEXEC)? as u64),
+        F_GETFD => Ok(if files.cloexec(fd)? { u64::from(FD_CLOEXEC) } else { 0 }),
+        F_SETFD => files.set_cloexec(fd, arg & u64::from(FD_CLOEXEC) != 0).map(|()| 0),
+        F_GETFL => Ok(u64::from(status_flags(&*file(fd)?))),
+        _ => Err(EINVAL),
+    }
+}
+
+/// `F_GETFL`: the open file's access mode and status flags (Linux's `f_flags` without the
+/// creation flags and `O_CLOEXEC`, which open does not keep).
+fn status_flags(f: &OpenFile) -> u32 {
+    match f {
+        OpenFile::Console | OpenFile::Socket(_) => O_RDWR,
+        OpenFile::Serial2 | OpenFile::PipeWriter(_) => O_WRONLY,
+        OpenFile::PipeReader(_) => O_RDONLY,
+        OpenFile::Ram(r) => O_RDONLY | if r.dir { O_DIRECTORY } else { 0 },
+        OpenFile::Var(v) => v.flags & !(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC),
+    }
 }
 
 /// Print `bytes` as UTF-8 (U+FFFD for invalid sequences). If `more` follows, an incomplete

@@ -12,9 +12,12 @@
 //! ignored, `offset` must be page-aligned and `len` non-zero (`EINVAL`). `prot` is any mix
 //! of `PROT_READ/WRITE/EXEC` (every user page is readable; `PROT_NONE` reserves the range
 //! and forbids all access); other bits are `EINVAL`. Placement, `MAP_FIXED` and
-//! `MAP_FIXED_NOREPLACE`: `proc::vm::Vm::mmap`. Other flags (`MAP_NORESERVE`,
-//! `MAP_POPULATE`, `MAP_STACK`...) are accepted and ignored, as Linux ignores what it does
-//! not need. Pages are demand-zero: the first touch of each is a minor fault.
+//! `MAP_FIXED_NOREPLACE`: `proc::vm::Vm::mmap`. A writable mapping larger than the machine's
+//! user memory is `ENOMEM` unless `MAP_NORESERVE` (Linux's overcommit guess; `proc/oom.rs`);
+//! a too large heap growth leaves the break where it was. Other flags (`MAP_POPULATE`,
+//! `MAP_STACK`...) are accepted and ignored, as Linux ignores what it does not need. Pages
+//! are demand-zero: the first touch of each is a minor fault (and, when no frame is left,
+//! the process is OOM-killed: `proc/oom.rs`).
 //!
 //! `munmap(addr, len)`: `proc::vm::Vm::munmap`.
 //!
@@ -23,7 +26,8 @@
 
 use tally_uapi::errno::{EBADF, EINVAL, ENOMEM};
 use tally_uapi::syscall::{
-    MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, PROT_EXEC, PROT_READ, PROT_WRITE,
+    MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_NORESERVE, MAP_PRIVATE, MAP_SHARED, PROT_EXEC, PROT_READ,
+    PROT_WRITE,
 };
 
 use super::{int_arg, Args, SysResult};
@@ -59,6 +63,7 @@ pub fn mmap(a: &Args) -> SysResult {
         none: prot == 0,
         fixed: flags & MAP_FIXED != 0,
         noreplace: flags & MAP_FIXED_NOREPLACE != 0,
+        noreserve: flags & MAP_NORESERVE != 0,
     };
     let vm = proc::current_vm().ok_or(ENOMEM)?;
     vm.mmap(&req, proc::current_process_cpu_ticks())

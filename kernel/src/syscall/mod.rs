@@ -15,8 +15,8 @@
 //!    important) happens now, then the running microstate becomes ONCPU_USR — the checks
 //!    and the switch under one acquisition of the scheduler's lock.
 //!
-//! Handlers live one file per concern: `io.rs` (read, write, pipe2, close: descriptors),
-//! `ioctl.rs` (the console's terminal requests: termios, window size),
+//! Handlers live one file per concern: `io.rs` (read, write, pipe2, close, dup2, dup3, fcntl:
+//! descriptors), `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
 //! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `spawn.rs` (spawn,
 //! thread_create), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
@@ -86,6 +86,9 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_CLOSE] = ("close", io::close);
     t[SYS_IOCTL] = ("ioctl", ioctl::ioctl);
     t[SYS_PIPE2] = ("pipe2", io::pipe2);
+    t[SYS_DUP2] = ("dup2", io::dup2);
+    t[SYS_DUP3] = ("dup3", io::dup3);
+    t[SYS_FCNTL] = ("fcntl", io::fcntl);
     t[SYS_LSEEK] = ("lseek", files::lseek);
     t[SYS_STAT] = ("stat", files::stat);
     t[SYS_FSTAT] = ("fstat", files::fstat);

@@ -48,7 +48,7 @@ pub fn socket(a: &Args) -> SysResult {
     let files = proc::current_files().ok_or(EINVAL)?;
     let nonblock = ty & SOCK_NONBLOCK != 0;
     let sock = acct::open_socket(domain, ty & !(SOCK_NONBLOCK | SOCK_CLOEXEC), protocol, nonblock)?;
-    Ok(files.install(OpenFile::Socket(sock))? as u64)
+    Ok(files.install(OpenFile::Socket(sock), ty & SOCK_CLOEXEC != 0)? as u64)
 }
 
 /// Read a `sockaddr_nl` of `len` bytes at `addr` (`EINVAL` if too short or not netlink).

@@ -18,6 +18,9 @@ use tally_uapi::syscall::{SpawnArg, SPAWN_MAX_ARGS, SPAWN_PATH_MAX};
 use super::{usercopy, Args, SysResult};
 use crate::proc;
 
+// The argument array is bounded as its strings are: a hostile `argc` costs at most ARG_MAX.
+const _: () = assert!(SPAWN_MAX_ARGS * core::mem::size_of::<SpawnArg>() <= ARG_MAX);
+
 /// `spawn(path, path_len, argv, argc)` → the child's pid.
 pub fn spawn(a: &Args) -> SysResult {
     let (path_addr, path_len, argv_addr, argc) = (a[0], a[1], a[2], a[3]);

@@ -28,7 +28,9 @@ fn with_user<R>(
             true
         }
         FaultOutcome::Present => true,
-        FaultOutcome::Denied => false,
+        // No frame for the page: the call fails with EFAULT, as Linux's copy does when its
+        // fault is out of memory (the OOM killer acts on faults from user mode only).
+        FaultOutcome::Denied | FaultOutcome::OutOfMemory => false,
     };
     f(vm.space(), &mut resolve).map_err(|_| EFAULT)
 }

@@ -14,7 +14,9 @@
 //! **Exceptions from user mode** (ring 3: the low bits of the saved CS) are the process's
 //! problem, not the kernel's. The task's running microstate becomes ONCPU_TRAP; a page fault
 //! that a demand-zero region explains is fixed (`proc::vm`: a zeroed page is mapped, a minor
-//! fault counted) and the task resumes in ONCPU_USR at the faulting instruction; anything
+//! fault counted) and the task resumes in ONCPU_USR at the faulting instruction — or, when
+//! no frame can be had, the OOM killer ends the largest process with SIGKILL and the fault is
+//! retried (`proc/oom.rs`); anything
 //! else kills the task's process with the signal Linux would send — SIGFPE for a divide
 //! error, SIGILL for an invalid opcode, SIGTRAP for a breakpoint or single step, SIGBUS for
 //! an alignment check, SIGSEGV for page and protection faults — as its wait status, and the
@@ -73,7 +75,8 @@ pub fn exception(e: &Exception) -> ! {
 }
 
 /// A page fault: demand-zero for user tasks (returns to retry the instruction), SIGSEGV for
-/// user addresses they may not use that way, fatal in the kernel.
+/// user addresses they may not use that way, the OOM killer (SIGKILL to the largest process,
+/// then a retry) when no frame can be had (`proc/oom.rs`), fatal in the kernel.
 pub fn page_fault(e: &Exception) {
     if !e.from_user() {
         fatal(e)
@@ -82,12 +85,22 @@ pub fn page_fault(e: &Exception) {
     let code = e.error_code.unwrap_or(0);
     let (write, reserved, exec) = (code & 0x2 != 0, code & 0x8 != 0, code & 0x10 != 0);
     let addr = e.cr2.unwrap_or(0);
-    if !reserved && proc::user_page_fault(addr, write, exec) {
-        USER_FAULTS_FIXED.fetch_add(1, Ordering::Relaxed);
-        sched::set_running_state(MicroState::OncpuUsr);
-        return;
+    if reserved {
+        kill_user(e, SIGSEGV)
     }
-    kill_user(e, SIGSEGV)
+    match proc::user_page_fault(addr, write, exec) {
+        proc::UserFault::Fixed => {
+            USER_FAULTS_FIXED.fetch_add(1, Ordering::Relaxed);
+            sched::set_running_state(MicroState::OncpuUsr);
+        }
+        proc::UserFault::Denied => kill_user(e, SIGSEGV),
+        // Allowed but no frame left: the OOM killer's SIGKILL (for this process, which then
+        // never comes back here, or for a larger one), not a segfault; then retry.
+        proc::UserFault::OutOfMemory => {
+            proc::oom::out_of_memory();
+            sched::set_running_state(MicroState::OncpuUsr);
+        }
+    }
 }
 
 /// Report a fatal user exception (as Linux's "segfault at" line) and end the process.

@@ -19,6 +19,10 @@
 //! blk: 256 sectors checked, all match the pattern
 //! ```
 //!
+//! SECTORS is checked against the disk's size before anything is transferred: more than the
+//! disk has fails at once with its size (`blk: the data disk has 15298 sectors (7649 KiB):
+//! cannot read 99999999 sectors (EINVAL)`).
+//!
 //! Exit status: 0 if every sector matched, 1 on a mismatch or a failed call (its errno is
 //! printed: `ENODEV` without a data disk, `EINVAL` past its end), 2 for a bad command line.
 #![no_std]
@@ -50,6 +54,23 @@ fn main() -> i32 {
         eprintln!("usage: blk [-w] SECTORS   (SECTORS > 0)");
         return 2;
     };
+    // The size first, so that a count past the end fails at once and says why, instead of
+    // after reading (or writing) the whole disk.
+    match disk_fits(sectors) {
+        Ok(None) => {}
+        Ok(Some(size)) => {
+            eprintln!(
+                "blk: the data disk has {size} sectors ({} KiB): cannot {} {sectors} sectors (EINVAL)",
+                size * BLK_SECTOR_SIZE as u64 / 1024,
+                if write { "write" } else { "read" }
+            );
+            return 1;
+        }
+        Err(e) => {
+            eprintln!("blk: blk_read of sector 0: {e}");
+            return 1;
+        }
+    }
     if write {
         if let Err((lba, e)) = transfer(sectors, true) {
             eprintln!("blk: blk_write at sector {lba}: {e}");
@@ -70,6 +91,36 @@ fn main() -> i32 {
             1
         }
     }
+}
+
+/// Does the data disk have `sectors` sectors? `Ok(None)` if so (one read of the last one);
+/// otherwise `Ok(Some(size))`, its size in sectors, found by bisection with one-sector reads
+/// (`blk_read` is `EINVAL` past the end; Tally has no call that tells a disk's size). `Err`:
+/// the disk cannot be read at all (`ENODEV` without one).
+fn disk_fits(sectors: u64) -> Result<Option<u64>, Errno> {
+    let mut one = [0u8; BLK_SECTOR_SIZE];
+    let readable = |lba: u64, buf: &mut [u8]| match sys::blk_read(lba, buf) {
+        Ok(_) => Ok(true),
+        Err(e) if e.0 == tally_rt::uapi::errno::EINVAL => Ok(false),
+        Err(e) => Err(e),
+    };
+    if readable(sectors - 1, &mut one)? {
+        return Ok(None);
+    }
+    if !readable(0, &mut one)? {
+        return Ok(Some(0));
+    }
+    // Sector `lo` is readable, `hi` is not: the size is lo + 1 when they meet.
+    let (mut lo, mut hi) = (0u64, sectors - 1);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if readable(mid, &mut one)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(Some(lo + 1))
 }
 
 /// Writes (`write`) or reads and checks sectors `0..sectors`, timing it. Returns the number

@@ -34,15 +34,14 @@ extern crate alloc;
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use tally_rt::process::{describe, exit_code, exited, spawn_command, term_signal};
-use tally_rt::uapi::errno::{ECHILD, EINTR, ENOENT};
+use tally_rt::process::{describe, exit_code, exited, shell_status, spawn_command, spawn_failure_status};
+use tally_rt::uapi::errno::{ECHILD, EINTR};
 use tally_rt::uapi::syscall::WNOHANG;
 use tally_rt::{eprintln, println, sys};
 
 tally_rt::entry!(main);
 
-/// Status of a command that does not exist, and of one that cannot be started (as `sh`).
-const NOT_FOUND: i32 = 127;
+/// Status of a command that cannot be started (as `sh`; `process::spawn_failure_status`).
 const CANNOT_RUN: i32 = 126;
 
 fn main() -> i32 {
@@ -79,7 +78,7 @@ fn main() -> i32 {
                     eprintln!("init: cannot start {text}: {e}");
                     failed += 1;
                     if is_tail {
-                        last = if e.0 == ENOENT { NOT_FOUND } else { CANNOT_RUN };
+                        last = spawn_failure_status(e);
                     }
                 }
             }
@@ -95,7 +94,7 @@ fn main() -> i32 {
                             failed += 1;
                         }
                         if tail == Some(pid) {
-                            last = status_code(status);
+                            last = shell_status(status);
                         }
                     }
                     None => println!("init: reaped orphan pid {pid}, {}", describe(status)),
@@ -139,15 +138,6 @@ fn main() -> i32 {
     }
     println!("init: {started} command(s) started, {failed} failed; no children left; exit status {last}");
     last
-}
-
-/// A wait status as `$?`: the exit code, or 128 + the killing signal.
-fn status_code(status: i32) -> i32 {
-    if exited(status) {
-        exit_code(status)
-    } else {
-        128 + term_signal(status)
-    }
 }
 
 enum Reaped {

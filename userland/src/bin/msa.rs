@@ -23,6 +23,9 @@
 //! total                     201.003
 //! ```
 //!
+//! With a command, `msa` exits as `time CMD` does: with CMD's exit status, 128 + the signal
+//! if CMD was killed, 127/126 if it could not be started (no such program / cannot run).
+//!
 //! The state names and their order are the ABI (`tally_uapi::msa::MicroState`, the order of
 //! the original Linux patch); the descriptions are those of its documentation.
 #![no_std]
@@ -32,7 +35,7 @@
 extern crate alloc;
 
 use alloc::vec::Vec;
-use tally_rt::process::{describe, spawn_command};
+use tally_rt::process::{describe, shell_status, spawn_command, spawn_failure_status};
 use tally_rt::uapi::msa::{ClkT, MicroState, MSA_CHILDREN, MSA_SELF, MSA_THREAD, NR_MICROSTATES};
 use tally_rt::uapi::syscall::Rusage;
 use tally_rt::{eprintln, println, sys};
@@ -44,6 +47,8 @@ const USAGE: &str = "usage: msa CMD [ARGS...]   (MSA_CHILDREN: CMD's times)\n   
 
 fn main() -> i32 {
     let cmd: Vec<&str> = tally_rt::args().skip(1).collect();
+    // CMD's wait status, once it has run.
+    let mut child = None;
     let which = match cmd[..] {
         [] | ["-s"] => MSA_SELF,
         ["-t"] => MSA_THREAD,
@@ -54,7 +59,10 @@ fn main() -> i32 {
             return 2;
         }
         _ => match run_child(&cmd) {
-            Ok(()) => MSA_CHILDREN,
+            Ok(status) => {
+                child = Some(status);
+                MSA_CHILDREN
+            }
             Err(code) => return code,
         },
     };
@@ -88,17 +96,19 @@ fn main() -> i32 {
         println!("{:<24} {:>12}  {}", s.name(), Ms(ns), what(s));
     }
     println!("{:<24} {:>12}", "total", Ms(total));
-    0
+    // As `time CMD` does: CMD's own status (128 + the signal if it was killed).
+    child.map_or(0, shell_status)
 }
 
-/// Spawns `cmd`, reaps it with `wait4` and prints how it ended and its rusage; `Err` is
-/// the exit status for a command that could not be run or waited for.
-fn run_child(cmd: &[&str]) -> Result<(), i32> {
+/// Spawns `cmd`, reaps it with `wait4` and prints how it ended and its rusage; returns its
+/// wait status. `Err` is the exit status for a command that could not be run (127 no such
+/// program, 126 cannot be started, as a shell says) or waited for (1).
+fn run_child(cmd: &[&str]) -> Result<i32, i32> {
     let pid = match spawn_command(cmd) {
         Ok(pid) => pid,
         Err(e) => {
             eprintln!("msa: spawn {}: {e}", cmd[0]);
-            return Err(1);
+            return Err(spawn_failure_status(e));
         }
     };
     let mut status = 0;
@@ -117,7 +127,7 @@ fn run_child(cmd: &[&str]) -> Result<(), i32> {
                 ru.ru_nvcsw,
                 ru.ru_nivcsw
             );
-            Ok(())
+            Ok(status)
         }
         Err(e) => {
             eprintln!("msa: wait4({pid}): {e}");

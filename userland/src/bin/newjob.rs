@@ -18,8 +18,8 @@
 #![no_main]
 #![deny(unsafe_code)]
 
-use tally_rt::process::{exit_code, exited, parse_u64, spawn_command, term_signal};
-use tally_rt::uapi::errno::{EINTR, ENOENT};
+use tally_rt::process::{parse_u64, shell_status, spawn_command, spawn_failure_status};
+use tally_rt::uapi::errno::EINTR;
 use tally_rt::{eprintln, println, sys};
 
 tally_rt::entry!(main);
@@ -77,14 +77,13 @@ fn main() -> i32 {
         Ok(p) => p,
         Err(e) => {
             eprintln!("newjob: {}: {}", cmd[0], e.strerror());
-            return if e.0 == ENOENT { 127 } else { 126 };
+            return spawn_failure_status(e);
         }
     };
     loop {
         let mut status = 0;
         match sys::wait4(pid as isize, Some(&mut status), 0, None) {
-            Ok(_) if exited(status) => return exit_code(status),
-            Ok(_) => return 128 + term_signal(status),
+            Ok(_) => return shell_status(status),
             Err(e) if e.0 == EINTR => continue,
             Err(e) => {
                 eprintln!("newjob: wait4({pid}): {}", e.strerror());

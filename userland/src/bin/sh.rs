@@ -7,17 +7,18 @@
 //! $ exit 3                 leave with status 3 (without N: the last command's status)
 //! $ hello a > /var/tmp/x   standard output to a file (created or truncated); >> appends
 //! $ # a comment            blank lines and comments are ignored
-//! $ help                   the builtins
+//! $ help                   the builtins, and the programs of /bin
 //! ```
 //!
 //! A command is words separated by blanks (no quoting, no variables): the first word names
 //! a program of the ramdisk (`hello` is `/bin/hello`), the whole list is its `argv`.
 //!
 //! **Redirection.** `> FILE` (or `>FILE`) sends the command's standard output to FILE,
-//! created or truncated; `>> FILE` appends. Tally has no `dup2`, so the shell does what the
-//! first Unix shells did before there was one: it closes its own descriptor 1 and opens
-//! FILE, which the kernel then gives the lowest free number — 1 — and spawns the command,
-//! which inherits its descriptors; then it closes 1 again and reopens `/dev/console` there.
+//! created or truncated; `>> FILE` appends. The shell does what the first Unix shells did
+//! before there was a `dup2` (Tally has one now; this way needs no spare descriptor): it
+//! closes its own descriptor 1 and opens FILE, which the kernel then gives the lowest free
+//! number — 1 — and spawns the command, which inherits its descriptors; then it closes 1
+//! again and reopens `/dev/console` there.
 //! (A builtin's output, `echo`'s, is redirected the same way.) A FILE that cannot be opened
 //! is reported as `sh: FILE: REASON` and the command does not run (status 1). Tally has no `fork`/`exec`: the shell starts a child with one `spawn` and
 //! collects it with `wait4`, whose status says how it ended. A command that ends badly is
@@ -40,7 +41,10 @@
 //! `read` returns 0. The shell then exits with the status of the last command — the way
 //! `cargo xtask run --script FILE` (which sends the file, then `^D`) gets a script's
 //! verdict. A program that reads standard input to its end swallows that `^D`: end such a
-//! script with `exit`.
+//! script with `exit`. `exit abc` and `exit 1 2` are errors, in bash's words (`exit: abc:
+//! numeric argument required`, status 2; `exit: too many arguments`, status 1), and the
+//! shell stays: bash leaves after the first, but this shell is the console's, and leaving
+//! would end the machine over a typo.
 #![no_std]
 #![no_main]
 #![deny(unsafe_code)]
@@ -168,7 +172,10 @@ impl Shell {
             }
         };
         match cmd {
-            "exit" => return Some(self.exit_code(&words)),
+            "exit" => match self.exit_code(&words) {
+                Ok(code) => return Some(code),
+                Err(status) => self.last = status,
+            },
             "wait" => self.wait_builtin(&words),
             "help" => {
                 help();
@@ -218,18 +225,14 @@ impl Shell {
         }
     }
 
-    /// `exit [N]`: N (modulo 256, as a process status is 8 bits), or the last status.
-    fn exit_code(&self, words: &[&str]) -> i32 {
-        match words.get(1) {
-            None => self.last,
-            Some(n) => match parse_i64(n) {
-                Some(v) => (v & 0xff) as i32,
-                None => {
-                    eprintln!("sh: exit: {n}: not a number");
-                    2
-                }
-            },
-        }
+    /// `exit [N]`: `Ok` with N (modulo 256, as a process status is 8 bits), or the last
+    /// status. A bad argument is an error and the shell stays (see [`exit_args`]): `Err` with
+    /// the status the builtin leaves in `$?`.
+    fn exit_code(&self, words: &[&str]) -> Result<i32, i32> {
+        exit_args(&words[1..], self.last).map_err(|(msg, status)| {
+            eprintln!("sh: exit: {msg}");
+            status
+        })
     }
 
     /// `wait`: every background job (status 0); `wait PID`: that one (its status).
@@ -286,6 +289,22 @@ impl Shell {
                 }
             }
         }
+    }
+}
+
+/// What `exit ARGS` does, as bash words it: `Ok(code)` to leave with (`last` without an
+/// argument); `Err((message, status))` for `exit abc` ("abc: numeric argument required",
+/// status 2, as bash) and `exit 1 2` ("too many arguments", status 1, as bash, which stays
+/// then too). Unlike bash, which leaves with status 2 after the first, this shell stays:
+/// it runs on the console as init's child, so leaving would end the machine over a typo.
+fn exit_args(args: &[&str], last: i32) -> Result<i32, (String, i32)> {
+    match args {
+        [] => Ok(last),
+        [n] => match parse_i64(n) {
+            Some(v) => Ok((v & 0xff) as i32),
+            None => Err((alloc::format!("{n}: numeric argument required"), 2)),
+        },
+        _ => Err((String::from("too many arguments"), 1)),
     }
 }
 
@@ -406,4 +425,27 @@ fn help() {
     println!("          help         this text");
     println!("          CMD > FILE   standard output to FILE (>> FILE appends)");
     println!("blank lines and # comments are ignored; end of input (^D) exits like `exit`");
+    programs();
+}
+
+/// The programs `PROGRAM` can name: the ramdisk's `/bin`, listed as `ls /bin` lists it,
+/// in lines of at most 80 columns.
+fn programs() {
+    let names = match tally_rt::fs::read_dir(tally_rt::process::BIN_DIR) {
+        Ok(entries) => entries,
+        Err(e) => {
+            eprintln!("sh: help: {}: {e}", tally_rt::process::BIN_DIR);
+            return;
+        }
+    };
+    let mut line = String::from("programs:");
+    for e in names.iter().filter(|e| e.d_type != tally_rt::uapi::fs::DT_DIR) {
+        if line.len() + 1 + e.name.len() > 80 {
+            println!("{line}");
+            line = String::from("         ");
+        }
+        line.push(' ');
+        line.push_str(&e.name);
+    }
+    println!("{line}");
 }

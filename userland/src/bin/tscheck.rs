@@ -1,6 +1,13 @@
 //! `tscheck CHECK [ARG]` — checks that what the TASKSTATS family says agrees with what
 //! the kernel says through other doors. Each check prints what it compared and ends with
 //! `tscheck CHECK: ok` (status 0) or `tscheck CHECK: FAILED, N problems` (status 1).
+//! Other endings have their own status, so a script can tell them from a mismatch: 2 bad
+//! usage; 3 **the workload failed** — a child that must succeed for its record to mean
+//! anything (`memhog`, `io`, `blk`, `spin`) did not exit with 0, which is reported as
+//! `tscheck: workload memhog 99999999 failed: exited with status 1` and no field is checked;
+//! 4 one of tscheck's own calls failed (`tscheck: socket: ...`). Wait statuses are printed
+//! decoded everywhere (`exited with status 1`, `killed by SIGKILL (9)`: the runtime's
+//! `process::describe`).
 //!
 //! * `self` — a live task asks about itself. The program starts a second thread and lets
 //!   it finish (so the process has a past as well as a present), then reads its clocks
@@ -59,7 +66,7 @@
 //!   0x6500, 0x0f) and `ac_flag` exactly AXSIG|ACORE for the faults (core-dumping signals),
 //!   AXSIG alone for SIGTERM, 0 for the panic.
 //! * `blk SECTORS` — `blk -w SECTORS`, then `blk SECTORS`: `read_bytes` is SECTORS × 512 in
-//!   both, `write_bytes` SECTORS × 512 then 0; each waited for the disk at least once
+//!   both, plus the one sector blk reads first to check the disk's size, `write_bytes` SECTORS × 512 then 0; each waited for the disk at least once
 //!   (`blkio_count` ≥ 1), and nothing was read through a descriptor.
 //! * `sockio` — `sendto`/`recvfrom` on a bus socket are not `read`/`write` (Linux counts
 //!   rchar/wchar/syscr/syscw in `vfs_read`/`vfs_write` only): two `GET PID` of itself in a
@@ -71,6 +78,7 @@
 
 extern crate alloc;
 
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -131,16 +139,50 @@ fn main() -> i32 {
             return 2;
         }
     };
-    r.unwrap_or_else(|(what, e)| {
-        println!("tscheck: {what}: {e}");
-        1
+    r.unwrap_or_else(|f| match f {
+        Fail::Call(what, e) => {
+            println!("tscheck: {what}: {e}");
+            CALL_FAILED
+        }
+        Fail::Workload(cmd, status) => {
+            println!("tscheck: workload {cmd} failed: {}", describe(status));
+            WORKLOAD_FAILED
+        }
     })
 }
 
-type Step<T> = Result<T, (&'static str, Errno)>;
+/// Exit statuses besides 0 (ok), 1 (mismatch) and 2 (usage): see the module documentation.
+const WORKLOAD_FAILED: i32 = 3;
+const CALL_FAILED: i32 = 4;
+
+/// Why a check could not be made at all.
+enum Fail {
+    /// One of tscheck's own calls failed: what it was, and the error.
+    Call(&'static str, Errno),
+    /// The workload (its command line) did not exit with 0: its wait status.
+    Workload(String, i32),
+}
+
+impl From<(&'static str, Errno)> for Fail {
+    fn from((what, e): (&'static str, Errno)) -> Self {
+        Fail::Call(what, e)
+    }
+}
+
+type Step<T> = Result<T, Fail>;
 
 fn step<T>(what: &'static str, r: Result<T, Errno>) -> Step<T> {
-    r.map_err(|e| (what, e))
+    r.map_err(|e| Fail::Call(what, e))
+}
+
+/// A workload that must succeed for its record to be worth checking: `Fail::Workload`
+/// unless it exited with 0.
+fn succeeded(e: Exit, argv: &[&str]) -> Step<Exit> {
+    if e.status == 0 {
+        Ok(e)
+    } else {
+        Err(Fail::Workload(argv.join(" "), e.status))
+    }
 }
 
 fn msa(which: u32) -> Step<[ClkT; NR_MICROSTATES]> {
@@ -328,7 +370,7 @@ fn exit_record(argv: &[&str]) -> Step<Taskstats> {
     let mut l = Listener::register()?;
     let e = l.run(argv, |_| Ok(()))?;
     let _ = l.sock.taskstats_acked(l.family, Command::DeregisterCpumask("0"));
-    Ok(e.group)
+    Ok(succeeded(e, argv)?.group)
 }
 
 fn ts_ns(t: &KernelTimespec) -> u64 {
@@ -475,10 +517,18 @@ fn consistent(c: &mut Checker, who: &str, t: &Taskstats, msa: &[u64], e: &Exit) 
 fn one_thread_exit(c: &mut Checker, e: &Exit, comm: &str, status: i32, flag: u8) -> Step<()> {
     let me = step("getpid", sys::getpid())? as u32;
     let p = &e.per_pid;
-    c.expect(e.status == status, format_args!("{comm}: wait status {:#x}, expected {status:#x}", e.status));
+    c.expect(
+        e.status == status,
+        format_args!("{comm}: {} (wait status {:#x}), expected {}", describe(e.status), e.status, describe(status)),
+    );
     c.expect(
         p.ac_exitcode == e.status as u32,
-        format_args!("{comm}: ac_exitcode {:#x}, wait status {:#x}", p.ac_exitcode, e.status),
+        format_args!(
+            "{comm}: ac_exitcode says {} ({:#x}), the wait status {}",
+            describe(p.ac_exitcode as i32),
+            p.ac_exitcode,
+            describe(e.status)
+        ),
     );
     c.expect(p.ac_flag == flag, format_args!("{comm}: ac_flag {:#04x}, expected {flag:#04x}", p.ac_flag));
     c.expect(
@@ -528,7 +578,7 @@ fn check_fields() -> Step<i32> {
     step("setpriority(7)", sys::setpriority(PRIO_PROCESS, 0, 7))?;
     step("sched_setscheduler(SCHED_BATCH)", sys::sched_setscheduler(0, SCHED_BATCH, 0))?;
     step("setuid(1000)", sys::setuid(1000))?;
-    let e = l.run(&["spin", "20"], |_| Ok(()))?;
+    let e = succeeded(l.run(&["spin", "20"], |_| Ok(()))?, &["spin", "20"])?;
     let t = &e.per_pid;
     println!(
         "tscheck fields: pid {}: uid {} gid {} nice {} sched {} ac_flag {:#04x}/{:#04x} exitcode {:#x} ppid {} comm {}",
@@ -597,7 +647,7 @@ fn check_blk(sectors: u64) -> Step<i32> {
     let n = alloc::format!("{sectors}");
     let bytes = sectors * 512;
     for (argv, written) in [(&["blk", "-w", n.as_str()][..], bytes), (&["blk", n.as_str()][..], 0)] {
-        let e = l.run(argv, |_| Ok(()))?;
+        let e = succeeded(l.run(argv, |_| Ok(()))?, argv)?;
         let t = &e.per_pid;
         println!(
             "tscheck blk: {}: read_bytes {} write_bytes {} blkio_count {} blkio_delay_total {} ns \
@@ -611,9 +661,15 @@ fn check_blk(sectors: u64) -> Step<i32> {
             t.blkio_delay_min,
             t.read_syscalls
         );
+        // blk reads the last sector once first, to check the disk is big enough.
+        let read = bytes + 512;
         c.expect(
-            t.read_bytes == bytes,
-            format_args!("{}: read_bytes {}, expected {bytes}", argv.join(" "), t.read_bytes),
+            t.read_bytes == read,
+            format_args!(
+                "{}: read_bytes {}, expected {read} (with the size check's sector)",
+                argv.join(" "),
+                t.read_bytes
+            ),
         );
         c.expect(
             t.write_bytes == written,
@@ -680,7 +736,7 @@ fn check_memhog(pages: u64) -> Step<i32> {
         "tscheck memhog: minflt {}, majflt {}, hiwater_rss {} KB, hiwater_vm {} KB, coremem {} MB-us, virtmem {} MB-us",
         t.ac_minflt, t.ac_majflt, t.hiwater_rss, t.hiwater_vm, t.coremem, t.virtmem
     );
-    c.expect(t.ac_exitcode == 0, format_args!("exit code {}", t.ac_exitcode));
+    c.expect(t.ac_exitcode == 0, format_args!("the record's ac_exitcode says {}", describe(t.ac_exitcode as i32)));
     c.expect(t.ac_minflt >= pages, format_args!("{} minor faults for {pages} pages", t.ac_minflt));
     c.expect(t.ac_majflt == 0, format_args!("{} major faults", t.ac_majflt));
     c.expect(t.hiwater_rss >= pages * 4, format_args!("hiwater_rss {} KB for {pages} pages", t.hiwater_rss));
@@ -698,7 +754,7 @@ fn check_io(bytes: u64) -> Step<i32> {
         t.read_char, t.write_char, t.read_syscalls, t.write_syscalls
     );
     let chunks = bytes.div_ceil(4096);
-    c.expect(t.ac_exitcode == 0, format_args!("exit code {}", t.ac_exitcode));
+    c.expect(t.ac_exitcode == 0, format_args!("the record's ac_exitcode says {}", describe(t.ac_exitcode as i32)));
     c.expect(
         t.write_char >= bytes && t.write_char < bytes + 256,
         format_args!("write_char {} for {bytes} bytes", t.write_char),

@@ -25,12 +25,18 @@
 //!   with L taskstats listeners (0 or 1) in this process; for `cargo xtask profile`.
 //! * `ctx N P` → `lat_ctx`, param P: a user-to-user context switch through a blocking call,
 //!   as LMbench's `lat_ctx` measures it. This process makes P pipes in a ring and spawns
-//!   P − 1 copies of itself (`ctxring`, inheriting the pipe ends); process i reads a one-byte
+//!   P − 1 copies of itself (`ctxring`, each inheriting only its two pipe ends: the pipes
+//!   are close-on-exec, see `ctx_leader`); process i reads a one-byte
 //!   token from pipe i − 1 and writes it to pipe i. A process whose pipe is empty sleeps in
 //!   `read` (INTERRUPTIBLE_SLEEP), so passing the token once round the ring is P
 //!   write → wake-up → block → switch steps, each into another address space. After one
 //!   warm-up round the leader times N rounds: ops = N × P switches. (LMbench also gives each
 //!   process a working set to touch; Tally's processes touch nothing, like `lat_ctx -s 0`.)
+//!
+//!   Killing any process of the ring (or its leader) ends the whole ring: see `ctx_leader`.
+//!
+//! After each BENCHRAW line comes the same for a person, in nanoseconds per operation
+//! (converted with the TSC frequency the kernel calibrated, from the vvar header).
 //!
 //! `ubench --profile MODE ...` (for `cargo xtask profile`, `xtask/src/profile.rs`) does the
 //! same, but just before its timed loop prints `UBENCH START MODE` and waits for a line on
@@ -44,7 +50,8 @@ use alloc::format;
 use alloc::vec::Vec;
 use tally_msgbus::taskstats::{request, Command};
 use tally_rt::bus::BusSocket;
-use tally_rt::process::parse_i64;
+use tally_rt::process::{describe, parse_i64};
+use tally_rt::uapi::fs::O_CLOEXEC;
 use tally_rt::uapi::msa::{ClkT, MSA_SELF, MSA_THREAD, NR_MICROSTATES};
 use tally_rt::uapi::netlink::{MSG_DONTWAIT, SOL_SOCKET, SO_RCVBUF};
 use tally_rt::{eprintln, println, sys};
@@ -95,6 +102,13 @@ fn report(name: &str, param: u64, ops: u64, t0: u64, t1: u64) {
         return;
     }
     println!("BENCHRAW {{\"name\":\"{name}\",\"param\":{param},\"ops\":{ops},\"t0\":{t0},\"t1\":{t1}}}");
+    // For a person: the same in nanoseconds, with the TSC frequency the kernel calibrated
+    // (the vvar header's, as `tally_rt::msa` converts the microstate clocks).
+    let ns = tally_rt::msa::tsc_ticks_to_ns(t1.saturating_sub(t0));
+    if ns > 0 {
+        let tenths = (u128::from(ns) * 10 / u128::from(ops)) as u64;
+        println!("ubench: {name} (param {param}): {ops} ops in {ns} ns, {}.{} ns/op", tenths / 10, tenths % 10);
+    }
 }
 
 fn main() -> i32 {
@@ -162,6 +176,8 @@ fn main() -> i32 {
             let (Some(rfd), Some(wfd)) = (num(3), num(4)) else { return usage() };
             // n + 1 rounds: the warm-up round and the n timed ones.
             for _ in 0..=n {
+                // End of file: the ring broke upstream (every writer of our pipe is gone).
+                // Leaving closes our write end, which passes the end on; the leader reports.
                 if pass_token(rfd as usize, wfd as usize).is_err() {
                     return 1;
                 }
@@ -274,13 +290,16 @@ fn exits(n: u64, listeners: u64) -> i32 {
     0
 }
 
-/// Wait for the token on `rfd`, hand it on through `wfd`.
+/// Wait for the token on `rfd`, hand it on through `wfd`. End of file (every process
+/// upstream that could write the pipe is gone) is an error without a message; a write with
+/// no reader left does not come back: SIGPIPE ends the process, as on Linux.
 fn pass_token(rfd: usize, wfd: usize) -> Result<(), ()> {
     let mut token = [0u8; 1];
     match sys::read(rfd, &mut token) {
         Ok(1) => {}
-        other => {
-            eprintln!("ubench: ctx: read from fd {rfd}: {other:?}");
+        Ok(_) => return Err(()),
+        Err(e) => {
+            eprintln!("ubench: ctx: read from fd {rfd}: {e}");
             return Err(());
         }
     }
@@ -289,30 +308,50 @@ fn pass_token(rfd: usize, wfd: usize) -> Result<(), ()> {
 
 /// The `ctx N P` ring (see the module documentation). Process 0 (this one) reads pipe
 /// P − 1 and writes pipe 0; child i reads pipe i − 1 and writes pipe i.
+///
+/// Every pipe is made close-on-exec, and each child gets exactly its two ends: the leader
+/// clears the flag on those two, spawns the child, then closes them (it uses neither), so
+/// each end has one owner. Hence a ring that loses a member ends by itself: the member
+/// after it reads end of file and leaves, closing its own write end, and so on round the
+/// ring; the one before it is killed by SIGPIPE when it writes. The leader, whatever
+/// happened, closes its ends and reaps every child before it exits; if the leader itself
+/// is killed, its ends close with it and the children end the same way (init reaps them).
 fn ctx_leader(n: u64, p: u64) -> i32 {
-    let mut pipes = Vec::new();
+    let p = p as usize;
+    let mut pipes: Vec<(Option<usize>, Option<usize>)> = Vec::new();
     for _ in 0..p {
-        match sys::pipe() {
-            Ok(ends) => pipes.push(ends),
+        match sys::pipe2(O_CLOEXEC) {
+            Ok((r, w)) => pipes.push((Some(r), Some(w))),
             Err(e) => {
-                eprintln!("ubench: ctx: pipe: {e}");
+                eprintln!("ubench: ctx: pipe2: {e}");
+                close_all(&mut pipes);
                 return 1;
             }
         }
     }
     let mut children = Vec::new();
-    for i in 1..p as usize {
-        let (rfd, wfd) = (pipes[i - 1].0, pipes[i].1);
+    for i in 1..p {
+        let (Some(rfd), Some(wfd)) = (pipes[i - 1].0, pipes[i].1) else { break };
         let (ns, rs, ws) = (format!("{n}"), format!("{rfd}"), format!("{wfd}"));
-        match sys::spawn("/bin/ubench", &["ubench", "ctxring", &ns, &rs, &ws]) {
+        let spawned = sys::set_cloexec(rfd, false)
+            .and_then(|()| sys::set_cloexec(wfd, false))
+            .and_then(|()| sys::spawn("/bin/ubench", &["ubench", "ctxring", &ns, &rs, &ws]));
+        // The child has its copies (or there is no child): the leader needs neither end.
+        let _ = sys::close(rfd);
+        let _ = sys::close(wfd);
+        pipes[i - 1].0 = None;
+        pipes[i].1 = None;
+        match spawned {
             Ok(pid) => children.push(pid),
             Err(e) => {
                 eprintln!("ubench: ctx: spawn: {e}");
+                close_all(&mut pipes);
+                reap_ring(&children, false);
                 return 1;
             }
         }
     }
-    let (rfd, wfd) = (pipes[p as usize - 1].0, pipes[0].1);
+    let (Some(rfd), Some(wfd)) = (pipes[p - 1].0, pipes[0].1) else { return 1 };
     let round = || {
         let token = *b"t";
         sys::write_all(wfd, &token).map_err(|_| ())?;
@@ -322,30 +361,63 @@ fn ctx_leader(n: u64, p: u64) -> i32 {
             _ => Err(()),
         }
     };
+    let mut broken = None;
     if round().is_err() {
-        eprintln!("ubench: ctx: warm-up round failed");
-        return 1;
+        broken = Some(0);
     }
     start_marker("ctx");
     let t0 = rdtsc();
-    for _ in 0..n {
-        if round().is_err() {
-            eprintln!("ubench: ctx: the ring broke");
-            return 1;
+    if broken.is_none() {
+        for r in 1..=n {
+            if round().is_err() {
+                broken = Some(r);
+                break;
+            }
         }
     }
     let t1 = rdtsc();
-    let mut failed = 0;
-    for pid in children {
-        let mut status = 0;
-        if sys::wait4(pid as isize, Some(&mut status), 0, None).is_err() || status != 0 {
-            failed += 1;
-        }
-    }
-    if failed > 0 {
-        eprintln!("ubench: ctx: {failed} ring process(es) failed");
+    // Our ends go first: a member still waiting for the token then sees end of file.
+    close_all(&mut pipes);
+    if let Some(r) = broken {
+        eprintln!("ubench: ctx: the ring broke in round {r} of {n} (0: the warm-up)");
+        reap_ring(&children, true);
         return 1;
     }
-    report("lat_ctx", p, n * p, t0, t1);
+    if !reap_ring(&children, true) {
+        return 1;
+    }
+    report("lat_ctx", p as u64, n * p as u64, t0, t1);
     0
+}
+
+/// Close every pipe end the leader still holds.
+fn close_all(pipes: &mut [(Option<usize>, Option<usize>)]) {
+    for (r, w) in pipes.iter_mut() {
+        for fd in [r.take(), w.take()].into_iter().flatten() {
+            let _ = sys::close(fd);
+        }
+    }
+}
+
+/// Reap the ring's children; with `tell`, say how each one that did not exit with 0 ended
+/// (decoded: "exited with status 1", "killed by SIGPIPE (13)"). True if all exited with 0.
+fn reap_ring(children: &[usize], tell: bool) -> bool {
+    let mut all_ok = true;
+    for &pid in children {
+        let mut status = 0;
+        match sys::wait4(pid as isize, Some(&mut status), 0, None) {
+            Ok(_) if status == 0 => {}
+            Ok(_) => {
+                all_ok = false;
+                if tell {
+                    eprintln!("ubench: ctx: reaped ring process {pid}, {}", describe(status));
+                }
+            }
+            Err(e) => {
+                all_ok = false;
+                eprintln!("ubench: ctx: wait4({pid}): {e}");
+            }
+        }
+    }
+    all_ok
 }

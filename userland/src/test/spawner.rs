@@ -15,7 +15,7 @@ use tally_rt::process::parse_u64;
 use tally_rt::sys;
 use tally_rt::sys::probe::{self, BadPtr};
 use tally_rt::uapi::errno::{E2BIG, EFAULT, ENAMETOOLONG, ENOENT};
-use tally_rt::uapi::syscall::SpawnArg;
+use tally_rt::uapi::syscall::{SpawnArg, SPAWN_MAX_ARGS};
 
 tally_rt::entry!(main);
 
@@ -32,7 +32,7 @@ fn main() -> i32 {
     expect_err(sys::spawn("/bin/nope", &["hello"]), ENOENT, 10);
     expect_err(sys::spawn("/bin", &["hello"]), ENOENT, 11); // a directory
     expect_err(probe::spawn(path, 5000, argv, 1), ENAMETOOLONG, 12);
-    expect_err(probe::spawn(path, HELLO.len(), argv, 300), E2BIG, 13);
+    expect_err(probe::spawn(path, HELLO.len(), argv, SPAWN_MAX_ARGS + 1), E2BIG, 13);
     expect_err(probe::spawn(BadPtr::UNMAPPED.addr(), 4, argv, 1), EFAULT, 14);
     let in_kernel = [SpawnArg { addr: BadPtr::KERNEL.addr() as u64, len: 4 }];
     expect_err(probe::spawn(path, HELLO.len(), in_kernel.as_ptr() as usize, 1), EFAULT, 15);

@@ -136,6 +136,70 @@ impl<'a> Archive<'a> {
     }
 }
 
+/// What a path names in the archive, for `stat`, `open` and directory listings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Node<'a> {
+    /// A regular file (the entry).
+    File(Entry<'a>),
+    /// A directory: an entry of that type, a prefix of some entry's path (archives need not
+    /// list the directories of their files), or the root (the empty path).
+    Dir,
+}
+
+impl<'a> Archive<'a> {
+    /// What `path` names (normalized as [`normalize`] does), if anything. An archive error
+    /// before the answer is found is returned as such.
+    pub fn lookup(&self, path: &str) -> Result<Option<Node<'a>>, ExecError> {
+        let want = normalize(path).trim_end_matches('/');
+        if want.is_empty() {
+            return Ok(Some(Node::Dir));
+        }
+        for e in self.entries() {
+            let e = e?;
+            let name = normalize(e.name);
+            if name == want {
+                return Ok(if e.is_file() { Some(Node::File(e)) } else { e.is_dir().then_some(Node::Dir) });
+            }
+            if name.strip_prefix(want).is_some_and(|rest| rest.starts_with('/')) {
+                return Ok(Some(Node::Dir));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The names directly inside directory `dir` (normalized; empty: the root), each once,
+    /// with whether it is a directory, sorted by name. Files and directories only.
+    pub fn list(&self, dir: &str) -> Result<Vec<(&'a str, bool)>, ExecError> {
+        let dir = normalize(dir).trim_end_matches('/');
+        let mut out: Vec<(&'a str, bool)> = Vec::new();
+        for e in self.entries() {
+            let e = e?;
+            let name = normalize(e.name);
+            let rest = if dir.is_empty() {
+                name
+            } else {
+                match name.strip_prefix(dir).and_then(|r| r.strip_prefix('/')) {
+                    Some(r) => r,
+                    None => continue,
+                }
+            };
+            let (first, deeper) = match rest.split_once('/') {
+                Some((first, _)) => (first, true),
+                None => (rest, false),
+            };
+            if first.is_empty() || !(deeper || e.is_file() || e.is_dir()) {
+                continue;
+            }
+            let is_dir = deeper || e.is_dir();
+            if !out.iter().any(|&(n, _)| n == first) {
+                out.push((first, is_dir));
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+}
+
 /// A path as the archive compares it: without leading `/` and `./` (so `/bin/hello`,
 /// `./bin/hello` and `bin/hello` all become `bin/hello`). Nothing else is interpreted: there
 /// are no `..` or symbolic links in a ramdisk lookup.
@@ -347,6 +411,21 @@ mod tests {
         b.file("bin/empty", b"", 0o644).unwrap();
         b.file("etc/motd", b"abc", 0o644).unwrap();
         b.finish()
+    }
+
+    #[test]
+    fn lookup_and_list_see_implicit_directories() {
+        let bytes = sample();
+        let a = Archive::new(&bytes);
+        assert!(matches!(a.lookup("/bin/hello"), Ok(Some(Node::File(e))) if e.data == b"hello world"));
+        assert_eq!(a.lookup("/bin"), Ok(Some(Node::Dir)), "an entry of its own");
+        assert_eq!(a.lookup("/etc/"), Ok(Some(Node::Dir)), "only a prefix of etc/motd");
+        assert_eq!(a.lookup("/"), Ok(Some(Node::Dir)), "the root");
+        assert_eq!(a.lookup("/bi"), Ok(None), "a prefix of a name is not a directory");
+        assert_eq!(a.lookup("/bin/hello/x"), Ok(None));
+        assert_eq!(a.list("/bin"), Ok(vec![("empty", false), ("hello", false)]));
+        assert_eq!(a.list("/"), Ok(vec![("bin", true), ("etc", true)]), "each directory once");
+        assert_eq!(a.list("/nothing"), Ok(vec![]));
     }
 
     #[test]

@@ -60,6 +60,8 @@
 //! * `csa_abi` (none, or `job`): SGI CSA's calls — errors, a job of four processes with a ja
 //!   file and a time threshold, EPERM as uid 1000;
 //! * `exiter` (–): exits with 0 at once, silently (the `acct_exit` benchmark's process).
+//! * `fds` (–): close-on-exec, `fcntl`, `dup2`/`dup3`, what a spawned child inherits, end of
+//!   file and SIGPIPE on pipes; run from the shell by the `descriptors` scenario.
 //!
 //! `threads` modes: [`THREADS_REPORT`] (three workers, then `msa(MSA_SELF)` and
 //! `msa(MSA_THREAD)` into the area; exit 0), [`THREADS_EXIT_GROUP`] (`exit_group`

@@ -24,8 +24,21 @@ pub const O_TRUNC: u32 = 0o1000;
 pub const O_APPEND: u32 = 0o2000;
 /// Fail with `ENOTDIR` unless the path names a directory.
 pub const O_DIRECTORY: u32 = 0o200000;
-/// Accepted and ignored (Tally has no `exec` that would honour it).
+/// Close-on-exec: the new descriptor is not inherited by the processes `spawn` starts
+/// (`spawn` is fork + exec). Also `pipe2`'s, `dup3`'s and (as `SOCK_CLOEXEC`) `socket`'s flag.
 pub const O_CLOEXEC: u32 = 0o2000000;
+
+/// `fcntl` commands (Linux's numbers, asm-generic/fcntl.h). `F_DUPFD`/`F_DUPFD_CLOEXEC`:
+/// the lowest free descriptor at or above `arg`; `F_GETFD`/`F_SETFD`: the descriptor's
+/// flags ([`FD_CLOEXEC`]); `F_GETFL`: the open file's access mode and status flags.
+pub const F_DUPFD: u32 = 0;
+pub const F_GETFD: u32 = 1;
+pub const F_SETFD: u32 = 2;
+pub const F_GETFL: u32 = 3;
+pub const F_SETFL: u32 = 4;
+pub const F_DUPFD_CLOEXEC: u32 = 1030;
+/// The descriptor flag of `F_GETFD`/`F_SETFD`: close on exec (here: not inherited by `spawn`).
+pub const FD_CLOEXEC: u32 = 1;
 
 /// `lseek` origins.
 pub const SEEK_SET: u32 = 0;

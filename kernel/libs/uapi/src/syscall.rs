@@ -25,7 +25,12 @@
 //!   (writes up to that size are atomic); `open` knows `/dev/console`, `/dev/ttyS1` (COM2,
 //!   `O_WRONLY`; `ENXIO` without one) and files on `/var` (below); elsewhere `EROFS` with
 //!   `O_CREAT` or write access, else `ENOENT`. Descriptors are per process, shared by its
-//!   threads, inherited by `spawn`; a process's last exit closes them.
+//!   threads, inherited by `spawn` — except those marked close-on-exec (`O_CLOEXEC` to
+//!   `open`/`pipe2`/`dup3`, `SOCK_CLOEXEC`, `fcntl(F_SETFD, FD_CLOEXEC)`), since `spawn` is
+//!   fork + exec; a process's last exit closes them. A pipe's reader sees end of file (0)
+//!   once every write end is closed; a write with no reader left fails with `EPIPE` and
+//!   raises `SIGPIPE` in the writer, whose default action (Tally has no handlers) ends the
+//!   process, as on Linux. `dup2`, `dup3`, `fcntl`: Linux's, see [`SYS_FCNTL`].
 //! * **Files on `/var`** (the FAT16 accounting disk, [`crate::fs`]): `open` with
 //!   `O_RDONLY`/`O_WRONLY`/`O_RDWR`, `O_CREAT`, `O_EXCL`, `O_TRUNC`, `O_APPEND`, `O_DIRECTORY`
 //!   (`O_CLOEXEC` accepted; `mode` ignored: FAT has no permissions); `read`, `write` (at most
@@ -146,6 +151,9 @@ pub const SYS_BRK: usize = 12;
 /// other descriptor and for a request the console does not know, as Linux answers.
 pub const SYS_IOCTL: usize = 16;
 pub const SYS_SCHED_YIELD: usize = 24;
+/// `dup2(oldfd, newfd)`, `dup3(oldfd, newfd, flags)`: `newfd` becomes a copy of `oldfd`
+/// (closing what was there); `dup3` takes `O_CLOEXEC` and refuses `oldfd == newfd`.
+pub const SYS_DUP2: usize = 33;
 pub const SYS_NANOSLEEP: usize = 35;
 pub const SYS_GETPID: usize = 39;
 /// Bus sockets: `socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC)`, `sendto`, `recvfrom`,
@@ -160,6 +168,10 @@ pub const SYS_EXIT: usize = 60;
 pub const SYS_WAIT4: usize = 61;
 /// `kill(pid, sig)`: see [`crate::signal`].
 pub const SYS_KILL: usize = 62;
+/// `fcntl(fd, cmd, arg)`: `F_DUPFD`, `F_DUPFD_CLOEXEC`, `F_GETFD`, `F_SETFD`, `F_GETFL`
+/// ([`crate::fs`]); any other command (`F_SETFL` included: Tally has no status flag a
+/// program could change) is `EINVAL`.
+pub const SYS_FCNTL: usize = 72;
 /// `fsync(fd)`: the file's data and its directory entry (its size) are on the disk.
 pub const SYS_FSYNC: usize = 74;
 /// `mkdir(path, mode)` (the mode is ignored: FAT has none), `unlink(path)` on `/var`.
@@ -179,7 +191,9 @@ pub const SYS_GETTID: usize = 186;
 pub const SYS_GETDENTS64: usize = 217;
 pub const SYS_CLOCK_GETTIME: usize = 228;
 pub const SYS_EXIT_GROUP: usize = 231;
-/// `pipe2(fds, flags)`: a pipe; `fds[0]` reads, `fds[1]` writes (`int[2]`).
+pub const SYS_DUP3: usize = 292;
+/// `pipe2(fds, flags)`: a pipe; `fds[0]` reads, `fds[1]` writes (`int[2]`); `flags` 0 or
+/// `O_CLOEXEC`.
 pub const SYS_PIPE2: usize = 293;
 
 /// `spawn(path, path_len, argv, argc)`: start a program from the ramdisk as a child process.
@@ -218,6 +232,8 @@ pub const MAP_SHARED: usize = 0x01;
 pub const MAP_PRIVATE: usize = 0x02;
 pub const MAP_FIXED: usize = 0x10;
 pub const MAP_ANONYMOUS: usize = 0x20;
+/// Do not check the mapping against the machine's memory (Linux's overcommit guess).
+pub const MAP_NORESERVE: usize = 0x4000;
 pub const MAP_FIXED_NOREPLACE: usize = 0x10_0000;
 
 /// `wait4` options.
@@ -236,8 +252,13 @@ pub const SCHED_FIFO: usize = 1;
 pub const SCHED_RR: usize = 2;
 pub const SCHED_BATCH: usize = 3;
 
-/// Most arguments `spawn` accepts.
-pub const SPAWN_MAX_ARGS: usize = 256;
+/// Most arguments `spawn` accepts: 8192, so that the argument array itself (16 bytes an
+/// argument) is at most 128 KiB, the bound on the arguments' bytes (`ARG_MAX`). Linux has no
+/// count of its own worth the name (`MAX_ARG_STRINGS` is 2³¹ − 1): its bound is the bytes
+/// and pointers on the new stack, which is what this keeps (the loader's pointer block fits
+/// 16 Ki words). A shell line of 4 KiB has at most 2048 words, so `kill` with a thousand
+/// pids works; the old limit of 256 refused it with `E2BIG`.
+pub const SPAWN_MAX_ARGS: usize = 8192;
 /// Longest path `spawn` accepts (Linux's `PATH_MAX`, NUL included there).
 pub const SPAWN_PATH_MAX: usize = 4096;
 /// Most sectors one `blk_read`/`blk_write` moves (1 MiB).

@@ -1,0 +1,49 @@
+//! # `unix:0:vm`: user memory and running out of it, class `vm`
+//!
+//! A named kstat of the numbers behind the out-of-memory policy (`proc/oom.rs`), each
+//! sampled at the read (`ks_update`). The names are the ones real systems use for the same
+//! thing: Solaris' `freemem` (`unix:0:system_pages`) and `zfod` (`cpu:N:vm`: zero-fill-on-
+//! demand faults), Linux's `oom_kill` (`/proc/vmstat`).
+//!
+//! | statistic      | type   | meaning                                                   |
+//! |----------------|--------|-----------------------------------------------------------|
+//! | `freemem`      | uint64 | 4 KiB frames free now                                     |
+//! | `commit_limit` | uint64 | most pages one `brk`/`mmap` growth may ask for            |
+//! | `zfod`         | uint64 | demand-zero page faults served since boot                 |
+//! | `brk_enomem`   | uint64 | heap growths refused: larger than the machine             |
+//! | `mmap_enomem`  | uint64 | `mmap`s refused (`ENOMEM`): larger than the machine       |
+//! | `oom_kill`     | uint64 | processes killed (SIGKILL) at a fault that found no frame |
+
+use tally_kstat::{KstatError, KstatRegistry};
+use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_DATA_UINT64};
+
+use super::Sources;
+
+const STATS: [(&str, u8); 6] = [
+    ("freemem", KSTAT_DATA_UINT64),
+    ("commit_limit", KSTAT_DATA_UINT64),
+    ("zfod", KSTAT_DATA_UINT64),
+    ("brk_enomem", KSTAT_DATA_UINT64),
+    ("mmap_enomem", KSTAT_DATA_UINT64),
+    ("oom_kill", KSTAT_DATA_UINT64),
+];
+
+pub(super) fn create(reg: &mut KstatRegistry, now: Hrtime) -> Result<KidT, KstatError> {
+    let kid = reg.create_named("unix", 0, "vm", "vm", &STATS, now)?;
+    reg.install(kid)?;
+    Ok(kid)
+}
+
+/// `ks_update`: every value sampled afresh (in [`STATS`] order).
+pub(super) fn refresh(reg: &mut KstatRegistry, kid: KidT, src: &Sources) -> Result<(), KstatError> {
+    let oom = src.oom;
+    let values = [
+        KstatValue::Uint64(src.mem.frames_total.saturating_sub(src.mem.frames_in_use)),
+        KstatValue::Uint64(src.commit_limit),
+        KstatValue::Uint64(src.zfod),
+        KstatValue::Uint64(oom.brk_enomem),
+        KstatValue::Uint64(oom.mmap_enomem),
+        KstatValue::Uint64(oom.oom_kill),
+    ];
+    super::set_in_order(reg, kid, values)
+}
