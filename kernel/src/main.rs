@@ -84,6 +84,11 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     acct::job_acct::init();
     proc::ramdisk::init(ramdisk);
     drivers::init();
+    // Job control on the console: ^C/^\/^Z and background readers (`proc/job_control.rs`).
+    drivers::tty::set_job_control(drivers::tty::JobControlHooks {
+        signal_foreground: proc::signal_foreground,
+        read_check: proc::console_read_check,
+    });
     irq::init();
     stats::init();
     // The owner of the accounting disk's file system (`/var`): a kernel daemon outside the

@@ -22,7 +22,14 @@
 //!   QEMU gives the guest no signal when its standard input closes (the serial port just
 //!   stops receiving), so end of file can only be in-band;
 //! * a full buffer drops further bytes (counted in [`stats`]), as a tty drops input it has
-//!   no room for.
+//!   no room for;
+//! * **ISIG** (job control): ^C, ^\ and ^Z are not stored but handed to the job-control hook
+//!   (SIGINT, SIGQUIT, SIGTSTP to the console's foreground process group), and every read
+//!   first asks the hook whether its caller may read the console (a background job gets
+//!   SIGTTIN), at the start and after each wake-up. The hooks are `proc`'s
+//!   (`proc/job_control.rs`), a floor above: `main.rs` installs them ([`set_job_control`]).
+//!   Before that, and without a controlling session, the three bytes are dropped and every
+//!   read is allowed. (Until the line discipline replaces this minimal one.)
 //!
 //! The self-test `user_read` feeds input through the UART's loopback mode
 //! (`hal::serial::set_loopback`), so the whole path — FIFO, IRQ 4, the buffer, the
@@ -43,6 +50,37 @@ pub const IRQ_LINE: u8 = 4;
 /// `^D`.
 const EOT: u8 = 0x04;
 
+/// What the console asks job control (`proc/job_control.rs`), installed by `main.rs`.
+#[derive(Clone, Copy)]
+pub struct JobControlHooks {
+    /// An ISIG character was typed: signal the foreground group (`signal_foreground`).
+    pub signal_foreground: fn(u8),
+    /// May the caller read the console now (`console_read_check`)?
+    pub read_check: fn() -> Result<(), i32>,
+}
+
+static JOB_CONTROL: Mutex<Option<JobControlHooks>> = Mutex::new(None);
+
+/// Install job control's hooks (see the module documentation).
+pub fn set_job_control(hooks: JobControlHooks) {
+    hal::cpu::without_interrupts(|| *JOB_CONTROL.lock() = Some(hooks));
+}
+
+fn job_control() -> Option<JobControlHooks> {
+    hal::cpu::without_interrupts(|| *JOB_CONTROL.lock())
+}
+
+/// The ISIG characters (`VINTR`, `VQUIT`, `VSUSP`) and their signals.
+fn isig(b: u8) -> Option<u8> {
+    use tally_uapi::signal::{SIGINT, SIGQUIT, SIGTSTP};
+    match b {
+        0x03 => Some(SIGINT),
+        0x1c => Some(SIGQUIT),
+        0x1a => Some(SIGTSTP),
+        _ => None,
+    }
+}
+
 static RING: Mutex<VecDeque<u8>> = Mutex::new(VecDeque::new());
 static READERS: WaitQueue = WaitQueue::new();
 static RECEIVED: AtomicU64 = AtomicU64::new(0);
@@ -59,8 +97,16 @@ pub fn init() {
 pub fn on_interrupt() {
     let mut got = false;
     while let Some(b) = hal::serial::receive() {
-        got = true;
         RECEIVED.fetch_add(1, Ordering::Relaxed);
+        if let Some(sig) = isig(b) {
+            // Acted upon when received, not stored (n_tty's ISIG); the ring's lock is not
+            // held, as the signal may wake and stop tasks.
+            if let Some(h) = job_control() {
+                (h.signal_foreground)(sig);
+            }
+            continue;
+        }
+        got = true;
         let mut ring = RING.lock();
         if ring.len() >= RING_SIZE {
             DROPPED.fetch_add(1, Ordering::Relaxed);
@@ -90,12 +136,21 @@ pub fn discard() {
 
 /// Read console input into `buf` (non-empty): sleeps until there is some; returns the
 /// bytes copied (0 at `^D`: end of input). `EINTR` if the caller's process is killed
-/// while it waits.
+/// while it waits; job control's refusal (`EIO`) for a background reader that cannot be
+/// stopped.
 pub fn read(buf: &mut [u8]) -> Result<usize, i32> {
     loop {
+        if let Some(h) = job_control() {
+            (h.read_check)()?;
+        }
         READERS.wait_until(SleepKind::Interruptible, None, || !RING.lock().is_empty() || sched::kill_pending());
         if sched::kill_pending() {
             return Err(EINTR);
+        }
+        if let Some(h) = job_control() {
+            // Sent to the background while it slept (or woken by input meant for the
+            // foreground job): asked again before it takes a byte.
+            (h.read_check)()?;
         }
         let n = hal::cpu::without_interrupts(|| {
             let mut ring = RING.lock();

@@ -7,8 +7,8 @@
 //! (`user.rs`) drop to ring 3. [`init`] makes the first two tasks: the idle task (the boot
 //! thread) and init, pid 1.
 
-use tally_tasktable::{CreateKind, Task, TaskKey, TaskTable};
-use tally_uapi::errno::{EAGAIN, EINTR};
+use tally_tasktable::{CreateKind, SpawnGroup, Task, TaskKey, TaskTable};
+use tally_uapi::errno::{EAGAIN, EINTR, EINVAL, EPERM};
 
 use super::{Payload, Procs, Totals, PROCS};
 use crate::base::config::MAX_TASKS;
@@ -21,7 +21,8 @@ pub fn init(entry_tsc: u64, init_main: fn(u64)) {
     let mut table: TaskTable<Payload, super::Totals> = TaskTable::new();
     let idle = table.create_idle(b"idle", Payload::kernel()).expect("fresh table");
     sched::init(idle, entry_tsc);
-    let procs = Procs { table, waiters: Default::default(), exit_log: Default::default() };
+    let procs =
+        Procs { table, waiters: Default::default(), exit_log: Default::default(), console: Default::default() };
     hal::cpu::without_interrupts(|| *PROCS.lock() = Some(procs));
     let thread = sched::new_thread(None).expect("no memory for init's stack");
     super::with(|p| {
@@ -50,7 +51,7 @@ fn exit_zero() -> ! {
 pub fn spawn(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -> Result<i32, i32> {
     let thread = sched::new_thread(None)?;
     let start = kernel_thread(entry, arg);
-    start_task(name, params, Payload::kernel(), thread, start, CreateKind::Process, false)
+    start_task(name, params, Payload::kernel(), thread, start, (CreateKind::Process, SpawnGroup::Inherit), false)
 }
 
 /// Start a kernel daemon running `entry(arg)`: a process outside the process tree (no
@@ -75,12 +76,14 @@ pub fn spawn_daemon(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -
 pub fn spawn_thread(params: SchedParams, entry: fn(u64), arg: u64) -> Result<i32, i32> {
     let thread = sched::new_thread(None)?;
     let start = kernel_thread(entry, arg);
-    start_task("", params, Payload::kernel(), thread, start, CreateKind::Thread, false)
+    start_task("", params, Payload::kernel(), thread, start, (CreateKind::Thread, SpawnGroup::Inherit), false)
 }
 
 /// Enter a task whose `thread` has not run yet in the task table — a new process, child of
 /// the current task, or (`kind`) a thread of the current task's process — and queue it to
-/// run `start`. `exec` marks a program that was loaded (not a copy of its creator, so the
+/// run `start`; a new process starts in the process group `group` says (`spawn`'s
+/// attribute: `EPERM`/`EINVAL` as `setpgid`, checked before anything is created). `exec`
+/// marks a program that was loaded (not a copy of its creator, so the
 /// accounting flag AFORK is cleared and the name is the program's). A payload with user
 /// state makes a user task. `EAGAIN` beyond `MAX_TASKS`; `EINTR` for a thread of a process
 /// being killed; the errno of invalid `params`.
@@ -90,7 +93,7 @@ pub(super) fn start_task(
     payload: Payload,
     thread: sched::NewThread,
     start: ThreadStart,
-    kind: CreateKind,
+    (kind, group): (CreateKind, SpawnGroup),
     exec: bool,
 ) -> Result<i32, i32> {
     super::with(|p| {
@@ -106,8 +109,20 @@ pub(super) fn start_task(
             // killed cannot gain a thread the kill did not see.
             return Err(EINTR);
         }
+        if let SpawnGroup::Join(pgid) = group {
+            // A group the child could not join is refused before the child exists.
+            let valid = pgid == 0 || (pgid > 0 && p.table.session_of_group(pgid) == p.table.sid(creator).ok());
+            if !valid {
+                return Err(if pgid < 0 { EINVAL } else { EPERM });
+            }
+        }
         let begin = time::boot_unix_seconds() + time::clock().monotonic_ns(now) / 1_000_000_000;
         let key = p.table.create(creator, kind, begin, payload)?;
+        if kind == CreateKind::Process {
+            if let Err(e) = p.table.spawn_group(creator, key, group) {
+                log::warn!("spawn: the child's process group {group:?}: errno {e}");
+            }
+        }
         let t = p.table.get_mut(key)?;
         match (kind, exec) {
             (CreateKind::Thread, _) => {}

@@ -9,18 +9,24 @@
 //! length is guessed. Sizes are checked before anything is allocated: at most
 //! `SPAWN_PATH_MAX` bytes of path (`ENAMETOOLONG`), `SPAWN_MAX_ARGS` arguments and 128 KiB
 //! of argument bytes (`E2BIG`), so a hostile `argc` or length costs the kernel nothing.
+//! The 5th and 6th arguments are `posix_spawn`'s process-group attribute (flags
+//! `POSIX_SPAWN_SETPGROUP`/`POSIX_SPAWN_SETSID`, and the group): the child is in its group
+//! before it can run, which is how a shell puts a job in a group of its own without a race
+//! (`docs/job-control.md`).
 
 use alloc::vec::Vec;
 use tally_loader::stack::ARG_MAX;
-use tally_uapi::errno::{E2BIG, ENAMETOOLONG, ENOENT};
-use tally_uapi::syscall::{SpawnArg, SPAWN_MAX_ARGS, SPAWN_PATH_MAX};
+use tally_tasktable::SpawnGroup;
+use tally_uapi::errno::{E2BIG, EINVAL, ENAMETOOLONG, ENOENT};
+use tally_uapi::syscall::{SpawnArg, POSIX_SPAWN_SETPGROUP, POSIX_SPAWN_SETSID, SPAWN_MAX_ARGS, SPAWN_PATH_MAX};
 
-use super::{usercopy, Args, SysResult};
+use super::{int_arg, usercopy, Args, SysResult};
 use crate::proc;
 
 /// `spawn(path, path_len, argv, argc)` → the child's pid.
 pub fn spawn(a: &Args) -> SysResult {
     let (path_addr, path_len, argv_addr, argc) = (a[0], a[1], a[2], a[3]);
+    let group = spawn_group(a[4], int_arg(a[5]))?;
     if path_len > SPAWN_PATH_MAX as u64 {
         return Err(ENAMETOOLONG);
     }
@@ -47,7 +53,23 @@ pub fn spawn(a: &Args) -> SysResult {
     // A path that is not UTF-8 names nothing in the archive.
     let path = core::str::from_utf8(&path).map_err(|_| ENOENT)?;
     let argv: Vec<&[u8]> = args.iter().map(|s| s.as_slice()).collect();
-    proc::spawn_program(path, &argv).map(|pid| pid as u64)
+    proc::spawn_program_in(path, &argv, group).map(|pid| pid as u64)
+}
+
+/// The child's process group from `spawn`'s 5th and 6th arguments (flags, pgroup), as
+/// `posix_spawnattr_setflags`/`setpgroup`: `EINVAL` an unknown flag, both flags at once,
+/// or a negative group.
+fn spawn_group(flags: u64, pgroup: i32) -> Result<SpawnGroup, i32> {
+    let (setpgroup, setsid) = (POSIX_SPAWN_SETPGROUP as u64, POSIX_SPAWN_SETSID as u64);
+    if flags & !(setpgroup | setsid) != 0 || flags == setpgroup | setsid {
+        return Err(EINVAL);
+    }
+    match flags {
+        0 => Ok(SpawnGroup::Inherit),
+        f if f == setsid => Ok(SpawnGroup::NewSession),
+        _ if pgroup < 0 => Err(EINVAL),
+        _ => Ok(SpawnGroup::Join(pgroup)),
+    }
 }
 
 /// `thread_create(entry, stack_top, arg)` → the new thread's id.

@@ -23,6 +23,7 @@ pub const EISDIR: i32 = 21;
 pub const EINVAL: i32 = 22;
 pub const ENFILE: i32 = 23;
 pub const EMFILE: i32 = 24;
+pub const ENOTTY: i32 = 25;
 pub const EFBIG: i32 = 27;
 pub const ENOSPC: i32 = 28;
 /// Illegal seek: `lseek` on a pipe, socket or the console.

@@ -20,4 +20,5 @@ pub mod procstat;
 pub mod signal;
 pub mod syscall;
 pub mod taskstats;
+pub mod tty;
 pub mod wait;
