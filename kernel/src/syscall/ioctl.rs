@@ -7,11 +7,11 @@
 
 use tally_uapi::errno::ENOTTY;
 
-use super::{int_arg, io, job_control, Args, SysResult};
+use super::{int_arg, io, job_calls, Args, SysResult};
 
 /// `ioctl(fd, request, arg)`.
 pub fn ioctl(a: &Args) -> SysResult {
     let (fd, request, arg) = (int_arg(a[0]), a[1] as u32, a[2]);
     let f = io::file(fd)?;
-    job_control::tty_ioctl(&f, request, arg).unwrap_or(Err(ENOTTY))
+    job_calls::tty_ioctl(&f, request, arg).unwrap_or(Err(ENOTTY))
 }

@@ -17,7 +17,7 @@
 //!
 //! Handlers live one file per concern: `io.rs` (read, write, pipe2, close: descriptors),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
-//! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `job_control.rs` (process
+//! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `job_calls.rs` (process
 //! groups, sessions, `rt_sigaction`, the console's foreground group), `ioctl.rs` (device
 //! requests), `spawn.rs` (spawn,
 //! thread_create), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
@@ -43,7 +43,7 @@ mod clock_gettime;
 mod files;
 mod io;
 mod ioctl;
-mod job_control;
+mod job_calls;
 mod kstat_read;
 mod mmap;
 mod msa;
@@ -122,13 +122,13 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_MSA] = ("msa", msa::msa);
     t[SYS_KSTAT_CHAIN] = ("kstat_chain", kstat_read::kstat_chain);
     t[SYS_KSTAT_READ] = ("kstat_read", kstat_read::kstat_read);
-    t[SYS_RT_SIGACTION] = ("rt_sigaction", job_control::rt_sigaction);
+    t[SYS_RT_SIGACTION] = ("rt_sigaction", job_calls::rt_sigaction);
     t[SYS_IOCTL] = ("ioctl", ioctl::ioctl);
-    t[SYS_SETPGID] = ("setpgid", job_control::setpgid);
-    t[SYS_GETPGRP] = ("getpgrp", job_control::getpgrp);
-    t[SYS_SETSID] = ("setsid", job_control::setsid);
-    t[SYS_GETPGID] = ("getpgid", job_control::getpgid);
-    t[SYS_GETSID] = ("getsid", job_control::getsid);
+    t[SYS_SETPGID] = ("setpgid", job_calls::setpgid);
+    t[SYS_GETPGRP] = ("getpgrp", job_calls::getpgrp);
+    t[SYS_SETSID] = ("setsid", job_calls::setsid);
+    t[SYS_GETPGID] = ("getpgid", job_calls::getpgid);
+    t[SYS_GETSID] = ("getsid", job_calls::getsid);
     t[SYS_BLK_READ] = ("blk_read", blk::blk_read);
     t[SYS_BLK_WRITE] = ("blk_write", blk::blk_write);
     t[SYS_PROC_STAT] = ("proc_stat", procstat::sys_proc_stat);
