@@ -8,6 +8,7 @@
 //! thread) and init, pid 1.
 
 use tally_tasktable::{CreateKind, SpawnGroup, Task, TaskKey, TaskTable};
+use tally_uapi::errno::ENOTTY;
 use tally_uapi::errno::{EAGAIN, EINTR, EINVAL, EPERM};
 
 use super::{Payload, Procs, Totals, PROCS};
@@ -51,7 +52,7 @@ fn exit_zero() -> ! {
 pub fn spawn(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -> Result<i32, i32> {
     let thread = sched::new_thread(None)?;
     let start = kernel_thread(entry, arg);
-    start_task(name, params, Payload::kernel(), thread, start, (CreateKind::Process, SpawnGroup::Inherit), false)
+    start_task(name, params, Payload::kernel(), thread, start, (CreateKind::Process, SpawnAttr::NONE), false)
 }
 
 /// Start a kernel daemon running `entry(arg)`: a process outside the process tree (no
@@ -76,7 +77,22 @@ pub fn spawn_daemon(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -
 pub fn spawn_thread(params: SchedParams, entry: fn(u64), arg: u64) -> Result<i32, i32> {
     let thread = sched::new_thread(None)?;
     let start = kernel_thread(entry, arg);
-    start_task("", params, Payload::kernel(), thread, start, (CreateKind::Thread, SpawnGroup::Inherit), false)
+    start_task("", params, Payload::kernel(), thread, start, (CreateKind::Thread, SpawnAttr::NONE), false)
+}
+
+/// `spawn`'s attributes for a new process (`tally_uapi::syscall`'s `spawn`): its process
+/// group, and whether that group becomes the console's foreground group before the child
+/// runs (glibc's `posix_spawn_file_actions_addtcsetpgrp_np`), so that a shell's foreground
+/// job can never read the console before it is in the foreground.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpawnAttr {
+    pub group: SpawnGroup,
+    pub foreground: bool,
+}
+
+impl SpawnAttr {
+    /// Nothing asked: the creator's group.
+    pub const NONE: SpawnAttr = SpawnAttr { group: SpawnGroup::Inherit, foreground: false };
 }
 
 /// Enter a task whose `thread` has not run yet in the task table — a new process, child of
@@ -93,9 +109,10 @@ pub(super) fn start_task(
     payload: Payload,
     thread: sched::NewThread,
     start: ThreadStart,
-    (kind, group): (CreateKind, SpawnGroup),
+    (kind, attr): (CreateKind, SpawnAttr),
     exec: bool,
 ) -> Result<i32, i32> {
+    let group = attr.group;
     super::with(|p| {
         if p.table.len() >= MAX_TASKS {
             return Err(EAGAIN);
@@ -116,11 +133,17 @@ pub(super) fn start_task(
                 return Err(if pgid < 0 { EINVAL } else { EPERM });
             }
         }
+        if attr.foreground && !p.console_is_controlling(creator) {
+            return Err(ENOTTY);
+        }
         let begin = time::boot_unix_seconds() + time::clock().monotonic_ns(now) / 1_000_000_000;
         let key = p.table.create(creator, kind, begin, payload)?;
         if kind == CreateKind::Process {
             if let Err(e) = p.table.spawn_group(creator, key, group) {
                 log::warn!("spawn: the child's process group {group:?}: errno {e}");
+            }
+            if attr.foreground {
+                p.make_foreground(key);
             }
         }
         let t = p.table.get_mut(key)?;

@@ -179,6 +179,21 @@ pub fn give_up_tty() -> Result<(), i32> {
 }
 
 impl Procs {
+    /// Is the console `member`'s controlling terminal (its session's)?
+    pub(super) fn console_is_controlling(&self, member: TaskKey) -> bool {
+        self.console.sid != 0 && self.table.sid(member) == Ok(self.console.sid)
+    }
+
+    /// `member`'s process group becomes the console's foreground group (a spawned child's,
+    /// before it runs; the caller checked the console is its session's).
+    pub(super) fn make_foreground(&mut self, member: TaskKey) {
+        if let Ok(pgid) = self.table.pgid(member) {
+            if self.console_is_controlling(member) {
+                self.console.pgrp = pgid;
+            }
+        }
+    }
+
     /// The console's session ends: SIGHUP and SIGCONT to its foreground group, and the
     /// console belongs to nobody (Linux's `disassociate_ctty`).
     fn hang_up_console(&mut self, now: u64) {

@@ -18,15 +18,17 @@ use alloc::vec::Vec;
 use tally_loader::stack::ARG_MAX;
 use tally_tasktable::SpawnGroup;
 use tally_uapi::errno::{E2BIG, EINVAL, ENAMETOOLONG, ENOENT};
-use tally_uapi::syscall::{SpawnArg, POSIX_SPAWN_SETPGROUP, POSIX_SPAWN_SETSID, SPAWN_MAX_ARGS, SPAWN_PATH_MAX};
+use tally_uapi::syscall::{
+    SpawnArg, POSIX_SPAWN_SETPGROUP, POSIX_SPAWN_SETSID, SPAWN_MAX_ARGS, SPAWN_PATH_MAX, SPAWN_TCSETPGRP,
+};
 
 use super::{int_arg, usercopy, Args, SysResult};
-use crate::proc;
+use crate::proc::{self, SpawnAttr};
 
 /// `spawn(path, path_len, argv, argc)` → the child's pid.
 pub fn spawn(a: &Args) -> SysResult {
     let (path_addr, path_len, argv_addr, argc) = (a[0], a[1], a[2], a[3]);
-    let group = spawn_group(a[4], int_arg(a[5]))?;
+    let attr = spawn_attr(a[4], int_arg(a[5]))?;
     if path_len > SPAWN_PATH_MAX as u64 {
         return Err(ENAMETOOLONG);
     }
@@ -53,23 +55,26 @@ pub fn spawn(a: &Args) -> SysResult {
     // A path that is not UTF-8 names nothing in the archive.
     let path = core::str::from_utf8(&path).map_err(|_| ENOENT)?;
     let argv: Vec<&[u8]> = args.iter().map(|s| s.as_slice()).collect();
-    proc::spawn_program_in(path, &argv, group).map(|pid| pid as u64)
+    proc::spawn_program_in(path, &argv, attr).map(|pid| pid as u64)
 }
 
 /// The child's process group from `spawn`'s 5th and 6th arguments (flags, pgroup), as
-/// `posix_spawnattr_setflags`/`setpgroup`: `EINVAL` an unknown flag, both flags at once,
-/// or a negative group.
-fn spawn_group(flags: u64, pgroup: i32) -> Result<SpawnGroup, i32> {
+/// `posix_spawnattr_setflags`/`setpgroup`, and `SPAWN_TCSETPGRP`: `EINVAL` an unknown flag,
+/// both group flags at once, or a negative group.
+fn spawn_attr(flags: u64, pgroup: i32) -> Result<SpawnAttr, i32> {
     let (setpgroup, setsid) = (POSIX_SPAWN_SETPGROUP as u64, POSIX_SPAWN_SETSID as u64);
+    let foreground = flags & SPAWN_TCSETPGRP as u64 != 0;
+    let flags = flags & !(SPAWN_TCSETPGRP as u64);
     if flags & !(setpgroup | setsid) != 0 || flags == setpgroup | setsid {
         return Err(EINVAL);
     }
-    match flags {
-        0 => Ok(SpawnGroup::Inherit),
-        f if f == setsid => Ok(SpawnGroup::NewSession),
-        _ if pgroup < 0 => Err(EINVAL),
-        _ => Ok(SpawnGroup::Join(pgroup)),
-    }
+    let group = match flags {
+        0 => SpawnGroup::Inherit,
+        f if f == setsid => SpawnGroup::NewSession,
+        _ if pgroup < 0 => return Err(EINVAL),
+        _ => SpawnGroup::Join(pgroup),
+    };
+    Ok(SpawnAttr { group, foreground })
 }
 
 /// `thread_create(entry, stack_top, arg)` → the new thread's id.

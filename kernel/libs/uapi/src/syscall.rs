@@ -57,7 +57,9 @@
 //!   `posix_spawnattr_setflags`' flags: [`POSIX_SPAWN_SETPGROUP`] puts the child in process
 //!   group `a[5]` before it runs (0: a new group it leads; `EPERM` a group of another
 //!   session or none, `EINVAL` a negative one), [`POSIX_SPAWN_SETSID`] makes it lead a new
-//!   session; any other bit is `EINVAL`. The child starts in its parent's group and
+//!   session; [`SPAWN_TCSETPGRP`] then makes the child's group the console's foreground
+//!   group, also before it runs (`ENOTTY` if the console is not the caller's controlling
+//!   terminal); any other bit is `EINVAL`. The child starts in its parent's group and
 //!   session otherwise, with every signal at its default.
 //! * `wait4(pid, status, options, rusage)` — Linux's: `pid` -1 any child, > 0 that child,
 //!   0 any child in the caller's process group, < -1 any child in group `-pid`.
@@ -255,6 +257,10 @@ pub const SCHED_BATCH: usize = 3;
 /// in process group `a[5]` (0: a new group it leads), or make it lead a new session.
 pub const POSIX_SPAWN_SETPGROUP: usize = 0x02;
 pub const POSIX_SPAWN_SETSID: usize = 0x80;
+/// `spawn` flag, Tally's: the child's process group becomes the console's foreground group
+/// before the child runs (glibc's `posix_spawn_file_actions_addtcsetpgrp_np` on the
+/// console); `ENOTTY` if the console is not the caller's controlling terminal.
+pub const SPAWN_TCSETPGRP: usize = 0x1_0000;
 /// Most arguments `spawn` accepts.
 pub const SPAWN_MAX_ARGS: usize = 256;
 /// Longest path `spawn` accepts (Linux's `PATH_MAX`, NUL included there).
