@@ -151,3 +151,90 @@ pub fn stopped() -> Result<(), &'static str> {
     println!("stop: both invariants hold exactly");
     Ok(())
 }
+
+/// Send `bytes` through the UART's loopback (as if typed) and wait until the console's
+/// interrupt has taken them all (nothing may print meanwhile).
+fn type_on_console(bytes: &[u8]) {
+    let (before, _) = crate::drivers::tty::stats();
+    hal::serial::set_loopback(true);
+    hal::serial::send_raw(bytes);
+    let mut waited = 0;
+    while crate::drivers::tty::stats().0 < before + bytes.len() as u64 && waited < 1000 {
+        sched::sleep_ns(1_000_000);
+        waited += 1;
+    }
+    hal::serial::set_loopback(false);
+}
+
+/// Start `argv` as a job of its own (a new process group), in the console's foreground if
+/// `foreground`.
+fn job(path: &str, argv: &[&[u8]], foreground: bool) -> Result<i32, &'static str> {
+    let attr = proc::SpawnAttr { group: tally_tasktable::SpawnGroup::Join(0), foreground };
+    proc::spawn_program_in(path, argv, attr).map_err(|_| "cannot spawn a job")
+}
+
+/// The console's job control through its input (`proc/job_control.rs`, the tty's ISIG
+/// hook): the self-test (pid 1, a session leader) takes the console; ^C typed (through the
+/// UART's loopback) kills the foreground job with SIGINT, ^\ one with SIGQUIT; ^Z sends
+/// SIGTSTP, which POSIX discards for a job in an orphaned group — and a job whose parent is
+/// init is one — so the job is not stopped (counted only); the three bytes never reach the
+/// input buffer; a background job of an orphaned group reading the console gets `EIO`
+/// instead of SIGTTIN; `tcsetpgrp` refuses a group that does not exist; `TIOCNOTTY` gives
+/// the console up. (^Z stopping a job and SIGTTIN are the shell's scenario, `job_control`.)
+pub fn console() -> Result<(), &'static str> {
+    use tally_uapi::errno::ESRCH;
+    use tally_uapi::signal::{SIGINT, SIGQUIT};
+    crate::drivers::tty::discard();
+    proc::set_controlling_tty(false).map_err(|_| "TIOCSCTTY refused to a session leader")?;
+    if proc::tcgetpgrp() != Ok(1) {
+        return Err("the console's foreground group is not the session leader's");
+    }
+    let spin = job("/bin/spin", &[b"spin", b"100000"], true)?;
+    if proc::tcgetpgrp() != Ok(spin) {
+        return Err("spawn's SPAWN_TCSETPGRP did not make the job the foreground group");
+    }
+    sched::sleep_ns(20_000_000);
+    // ^Z, then ^C: an orphaned job is not stopped by the first, and dies of the second.
+    type_on_console(b"\x1a\x03");
+    let how = WaitOptions { nohang: false, untraced: true, continued: true };
+    let r = match proc::wait_child(WaitFor::Pid(spin), how) {
+        Ok(Some(Waited::Reaped(r))) => r,
+        Ok(Some(Waited::Job { .. })) => return Err("^Z stopped a job of an orphaned group"),
+        _ => return Err("wait failed"),
+    };
+    if r.status.raw() != i32::from(SIGINT) || r.totals.counters.signals != 2 {
+        return Err("^C did not kill the foreground job with SIGINT after a counted ^Z");
+    }
+    println!("console: ^Z counted and discarded (orphaned group), ^C killed the foreground job (SIGINT)");
+    let spin = job("/bin/spin", &[b"spin", b"100000"], true)?;
+    sched::sleep_ns(20_000_000);
+    type_on_console(b"\x1c");
+    let r = proc::wait(Some(spin)).map_err(|_| "wait failed")?;
+    if r.status.raw() != i32::from(SIGQUIT) | 0x80 {
+        return Err("^\\ did not kill the foreground job with SIGQUIT");
+    }
+    println!("console: ^\\ killed the foreground job (SIGQUIT, core flag)");
+    if crate::drivers::tty::pending() != 0 {
+        return Err("an ISIG character reached the input buffer");
+    }
+    proc::tcsetpgrp(1).map_err(|_| "tcsetpgrp back to the session leader failed")?;
+    if proc::tcsetpgrp(999_999) != Err(ESRCH) {
+        return Err("tcsetpgrp to a group that does not exist is not ESRCH");
+    }
+    // A background reader of an orphaned group: EIO, no stop.
+    let cat = job("/bin/cat", &[b"cat"], false)?;
+    let r = match proc::wait_child(WaitFor::Pid(cat), how) {
+        Ok(Some(Waited::Reaped(r))) => r,
+        Ok(Some(Waited::Job { .. })) => return Err("a reader of an orphaned group was stopped"),
+        _ => return Err("wait failed"),
+    };
+    if r.status.raw() == 0 {
+        return Err("a background reader of an orphaned group read the console");
+    }
+    println!("console: a background reader of an orphaned group got EIO (status {:#x})", r.status.raw());
+    proc::give_up_tty().map_err(|_| "TIOCNOTTY failed")?;
+    if proc::tcgetpgrp().is_ok() {
+        return Err("the console still has a session after TIOCNOTTY");
+    }
+    Ok(())
+}
