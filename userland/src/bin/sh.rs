@@ -469,6 +469,13 @@ impl Shell {
         };
         let mut last = 0;
         for pid in wanted {
+            if let Some(j) = self.jobs.iter().find(|j| j.pid == pid && j.stopped) {
+                // A stopped job would never end: say so instead of waiting (as bash does).
+                let num = j.num;
+                self.print_job(num);
+                last = 128 + i32::from(SIGTSTP);
+                continue;
+            }
             let options = if self.job_control.is_some() { WUNTRACED } else { 0 };
             match wait_pid(pid, options) {
                 Ok(Some(status)) if wifstopped(status) => {
@@ -518,11 +525,15 @@ impl Shell {
             let (pid, num) = (self.jobs[i].pid, self.jobs[i].num);
             match wait_pid(pid, options) {
                 Ok(Some(status)) if wifstopped(status) || wifcontinued(status) => {
+                    // A continue the shell sent itself (`bg`) changes nothing to report.
+                    let changed = self.jobs[i].stopped != wifstopped(status);
                     self.jobs[i].stopped = wifstopped(status);
                     if wifstopped(status) {
                         self.touch(num);
                     }
-                    self.print_job(num);
+                    if changed {
+                        self.print_job(num);
+                    }
                     i += 1;
                 }
                 Ok(Some(status)) => {
