@@ -51,14 +51,14 @@ pub use create::{init, spawn, spawn_daemon, spawn_thread, SpawnAttr};
 pub use exec::{exec_program, spawn_program, spawn_program_in, spawn_program_vm};
 pub use exit::{exit, exit_group, exit_if_killed, exit_signaled, recent_exits, return_to_user, ExitLogEntry};
 pub use ids::{current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, ppid, Identity};
-pub use notify::{register_exit_observer, register_spawn_observer, ExitEvent, ExitObserver, SpawnObserver};
-pub use prio::{set_nice, set_scheduler, set_uid, superuser_used, use_privilege};
-pub use reap::{wait, wait_child, WaitOptions, WaitResult, Waited};
 pub use job_control::{
     console_read_check, getpgid, getsid, give_up_tty, set_controlling_tty, set_signal_ignored, setpgid, setsid,
     signal_foreground, signal_ignored, tcgetpgrp, tcsetpgrp, ConsoleJobs,
 };
 pub use job_stop::stop_if_requested;
+pub use notify::{register_exit_observer, register_spawn_observer, ExitEvent, ExitObserver, SpawnObserver};
+pub use prio::{set_nice, set_scheduler, set_uid, superuser_used, use_privilege};
+pub use reap::{wait, wait_child, WaitOptions, WaitResult, Waited};
 pub use signal::kill;
 pub use threads::create_thread;
 pub use user::{current_file, current_files, current_vm, exec_user, spawn_user, user_page_fault};

@@ -39,7 +39,9 @@ pub struct WaitOptions {
     pub continued: bool,
 }
 
-/// What [`wait_child`] found.
+/// What [`wait_child`] found. (Returned once per wait and unpacked at once: its size does
+/// not matter, and boxing the common case would cost every `wait4` an allocation.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Waited {
     /// A child that ended, reaped.

@@ -66,9 +66,7 @@ pub fn kill(pid: i32, sig: i32) -> Result<(), i32> {
                 let my_proc = p.table.leader(me)?;
                 p.table
                     .iter()
-                    .filter(|(k, t)| {
-                        t.is_leader() && *k != my_proc && t.pid() != INIT_PID && t.payload().is_user()
-                    })
+                    .filter(|(k, t)| t.is_leader() && *k != my_proc && t.pid() != INIT_PID && t.payload().is_user())
                     .map(|(k, _)| k)
                     .collect()
             }

@@ -39,8 +39,8 @@ pub use running::{
 };
 pub use sleep::{block_current, sleep_ns, wake};
 pub use state::{current, current_ids, slot_of, TaskIds, ThreadStart};
-pub use stop::{continue_thread, is_stopped, stop_current, stop_pending, stop_thread};
 pub(crate) use state::{with, Sched};
+pub use stop::{continue_thread, is_stopped, stop_current, stop_pending, stop_thread};
 pub use switch::{idle_loop, preempt_if_needed, yield_now};
 pub use tasks::{
     admit, clock_page_reading, exec_user_space, exit_current, exit_invariant_counts, inherited_params, init,

@@ -119,7 +119,9 @@ pub fn stopped() -> Result<(), &'static str> {
     // The spinner runs in user mode: it stops at its next return there (a tick).
     let (spin_lo, spin_hi) = stop_for(spin, 100_000_000)?;
     let spin_now = stopped_ticks(spin);
-    println!("stop: spin STOPPED {spin_now} ticks in [{spin_lo}, {spin_hi}]; sleeper {sleeper_now} in [{sl_lo}, {sl_hi}]");
+    println!(
+        "stop: spin STOPPED {spin_now} ticks in [{spin_lo}, {spin_hi}]; sleeper {sleeper_now} in [{sl_lo}, {sl_hi}]"
+    );
     if tally_microstate::ACCOUNTING_ENABLED
         && !((spin_lo..=spin_hi).contains(&spin_now) && (sl_lo..=sl_hi).contains(&sleeper_now))
     {

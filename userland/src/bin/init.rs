@@ -35,8 +35,8 @@ extern crate alloc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use tally_rt::process::{describe, exit_code, exited, spawn_command_attr, term_signal};
-use tally_rt::uapi::syscall::POSIX_SPAWN_SETSID;
 use tally_rt::uapi::errno::{ECHILD, EINTR, ENOENT};
+use tally_rt::uapi::syscall::POSIX_SPAWN_SETSID;
 use tally_rt::uapi::syscall::WNOHANG;
 use tally_rt::{eprintln, println, sys};
 

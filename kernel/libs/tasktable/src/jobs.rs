@@ -120,7 +120,11 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         if pgid <= 0 {
             return Vec::new();
         }
-        self.tasks.iter().filter(|(_, t)| t.group.as_ref().is_some_and(|g| g.job.pgid == pgid)).map(|(k, _)| k).collect()
+        self.tasks
+            .iter()
+            .filter(|(_, t)| t.group.as_ref().is_some_and(|g| g.job.pgid == pgid))
+            .map(|(k, _)| k)
+            .collect()
     }
 
     /// The session of process group `pgid`, if it has a member.
