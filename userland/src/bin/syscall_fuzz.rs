@@ -306,8 +306,8 @@ const SIGNAL_MAX: i32 = 64;
 /// low 32 bits of each register count, and only those are changed.
 ///
 /// * an invalid signal (negative or above 64): unchanged, whatever the pid (`EINVAL`);
-/// * `pid <= 0` names process groups (Tally: `EINVAL`; Linux: the caller's group, or every
-///   process it may signal): the signal becomes 0, which delivers nothing anywhere;
+/// * `pid <= 0` names process groups (Tally and Linux: the caller's group, group `-pid`, or
+///   every process it may signal): the signal becomes 0, which delivers nothing anywhere;
 /// * `pid > 0` and a harmless signal: the pid becomes the fuzzer's own (the signal is
 ///   counted in its SIG, nothing else happens);
 /// * `pid > 0` and any other signal: the pid is moved into `NO_SUCH_PID..i32::MAX` (`ESRCH`).
