@@ -289,8 +289,8 @@ impl Held {
 }
 
 /// Signals whose default action is to do nothing, on Tally and on Linux alike (0 only checks
-/// that the target exists): SIGCHLD, SIGCONT, SIGURG, SIGWINCH. (SIGSTOP and its kin are
-/// ignored by Tally, which has no job control, but would stop the fuzzer on Linux.)
+/// that the target exists): SIGCHLD, SIGCONT, SIGURG, SIGWINCH. (SIGSTOP and its kin would
+/// stop the fuzzer, on Tally as on Linux.)
 const HARMLESS_SIGNALS: [i32; 5] = [0, 17, 18, 23, 28];
 /// No process has a pid this high: Tally's pids stay below 32768 (`tally_tasktable`'s
 /// `PID_MAX_DEFAULT`), Linux's below `pid_max`, at most 4194304 (`PID_MAX_LIMIT`).
