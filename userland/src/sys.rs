@@ -952,11 +952,23 @@ pub fn set_controlling_tty(fd: usize, steal: bool) -> Result<usize, Errno> {
 
 /// `signal(sig, SIG_IGN or SIG_DFL)` through `rt_sigaction`; returns whether it was ignored.
 pub fn ignore_signal(sig: u8, ignore: bool) -> Result<bool, Errno> {
-    use tally_uapi::signal::{KernelSigaction, SIG_DFL, SIG_IGN};
-    let act = KernelSigaction { sa_handler: if ignore { SIG_IGN } else { SIG_DFL }, ..Default::default() }.to_bytes();
+    use tally_uapi::signal::{SIG_DFL, SIG_IGN};
+    Ok(sigaction_handler(sig, if ignore { SIG_IGN } else { SIG_DFL })? == SIG_IGN)
+}
+
+/// `rt_sigaction(sig, {sa_handler: handler}, &old, 8)` with any handler value (Tally takes
+/// only `SIG_DFL` and `SIG_IGN`: no handler code ever runs); the old handler.
+pub fn sigaction_handler(sig: u8, handler: u64) -> Result<u64, Errno> {
+    use tally_uapi::signal::KernelSigaction;
+    let act = KernelSigaction { sa_handler: handler, ..Default::default() }.to_bytes();
     let mut old = [0u8; KernelSigaction::SIZE];
     call(SYS_RT_SIGACTION, [sig as usize, act.as_ptr() as usize, old.as_mut_ptr() as usize, 8, 0, 0])?;
-    Ok(KernelSigaction::from_bytes(&old).sa_handler == SIG_IGN)
+    Ok(KernelSigaction::from_bytes(&old).sa_handler)
+}
+
+/// `ioctl(fd, request, &arg)` for a request that reads or writes one `int`.
+pub fn ioctl_int(fd: usize, request: u32, arg: &mut i32) -> Result<usize, Errno> {
+    call(SYS_IOCTL, [fd, request as usize, arg as *mut i32 as usize, 0, 0, 0])
 }
 
 /// `spawn` with `posix_spawn`'s process-group attribute: `flags` `POSIX_SPAWN_SETPGROUP`
