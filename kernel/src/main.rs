@@ -84,8 +84,9 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     acct::job_acct::init();
     proc::ramdisk::init(ramdisk);
     drivers::init();
-    // The console's ^C, ^\ and ^Z reach the foreground process group through job control.
-    drivers::tty::set_signal_hook(proc::job_control::signal_foreground);
+    // The console's ^C, ^\ and ^Z reach the foreground process group through job control
+    // (`proc/job_control.rs`); its check of background readers is called by `read`.
+    drivers::tty::set_signal_hook(proc::signal_foreground);
     irq::init();
     stats::init();
     // The owner of the accounting disk's file system (`/var`): a kernel daemon outside the

@@ -40,6 +40,12 @@ pub fn spawn_command(argv: &[&str]) -> Result<usize, Errno> {
     sys::spawn(&resolve(cmd), argv)
 }
 
+/// [`spawn_command`] with `posix_spawn`'s process-group attribute (`sys::spawn_attr`).
+pub fn spawn_command_attr(argv: &[&str], flags: usize, pgroup: usize) -> Result<usize, Errno> {
+    let Some(cmd) = argv.first() else { return Err(Errno(tally_uapi::errno::EINVAL)) };
+    sys::spawn_attr(&resolve(cmd), argv, flags, pgroup)
+}
+
 /// `WIFEXITED`: ended through `exit` (the shared decoder, `tally_uapi::wait`).
 pub const fn exited(status: i32) -> bool {
     tally_uapi::wait::wifexited(status)
@@ -126,8 +132,11 @@ pub fn describe(status: i32) -> impl fmt::Display {
     fmt::from_fn(move |f| {
         if exited(status) {
             write!(f, "exited with status {}", exit_code(status))
-        } else if status & 0x7f == 0x7f {
-            write!(f, "stopped (status {status:#x})")
+        } else if tally_uapi::wait::wifstopped(status) {
+            let sig = tally_uapi::wait::wstopsig(status);
+            write!(f, "stopped by {} ({sig})", signal_name(sig))
+        } else if tally_uapi::wait::wifcontinued(status) {
+            f.write_str("continued")
         } else {
             let sig = term_signal(status);
             write!(f, "killed by {} ({sig})", signal_name(sig))?;

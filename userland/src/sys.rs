@@ -990,3 +990,79 @@ pub mod probe {
         call(SYS_THREAD_CREATE, [entry as usize, stack_top.0, arg, 0, 0, 0])
     }
 }
+
+// ---- job control (process groups, sessions, the console's foreground group) ------------
+
+/// `setpgid(pid, pgid)`: `pid` 0 is the caller, `pgid` 0 the target's own pid.
+pub fn setpgid(pid: usize, pgid: usize) -> Result<usize, Errno> {
+    call(SYS_SETPGID, [pid, pgid, 0, 0, 0, 0])
+}
+
+/// `getpgid(pid)` (0: the caller).
+pub fn getpgid(pid: usize) -> Result<usize, Errno> {
+    call(SYS_GETPGID, [pid, 0, 0, 0, 0, 0])
+}
+
+/// `getpgrp()`: the caller's process group.
+pub fn getpgrp() -> Result<usize, Errno> {
+    call(SYS_GETPGRP, [0; 6])
+}
+
+/// `setsid()`: the caller leads a new session; returns its id.
+pub fn setsid() -> Result<usize, Errno> {
+    call(SYS_SETSID, [0; 6])
+}
+
+/// `getsid(pid)` (0: the caller).
+pub fn getsid(pid: usize) -> Result<usize, Errno> {
+    call(SYS_GETSID, [pid, 0, 0, 0, 0, 0])
+}
+
+/// `tcgetpgrp(fd)`: the foreground process group of the terminal `fd` (`ioctl TIOCGPGRP`).
+pub fn tcgetpgrp(fd: usize) -> Result<usize, Errno> {
+    let mut pgrp: i32 = 0;
+    call(SYS_IOCTL, [fd, tally_uapi::tty::TIOCGPGRP as usize, &mut pgrp as *mut i32 as usize, 0, 0, 0])?;
+    Ok(pgrp as usize)
+}
+
+/// `tcsetpgrp(fd, pgrp)`: make `pgrp` the terminal's foreground group (`ioctl TIOCSPGRP`).
+pub fn tcsetpgrp(fd: usize, pgrp: usize) -> Result<usize, Errno> {
+    let p: i32 = pgrp as i32;
+    call(SYS_IOCTL, [fd, tally_uapi::tty::TIOCSPGRP as usize, &p as *const i32 as usize, 0, 0, 0])
+}
+
+/// `ioctl(fd, TIOCSCTTY, steal)`: a session leader takes the terminal as its controlling one.
+pub fn set_controlling_tty(fd: usize, steal: bool) -> Result<usize, Errno> {
+    call(SYS_IOCTL, [fd, tally_uapi::tty::TIOCSCTTY as usize, steal as usize, 0, 0, 0])
+}
+
+/// `signal(sig, SIG_IGN or SIG_DFL)` through `rt_sigaction`; returns whether it was ignored.
+pub fn ignore_signal(sig: u8, ignore: bool) -> Result<bool, Errno> {
+    use tally_uapi::signal::{SIG_DFL, SIG_IGN};
+    Ok(sigaction_handler(sig, if ignore { SIG_IGN } else { SIG_DFL })? == SIG_IGN)
+}
+
+/// `rt_sigaction(sig, {sa_handler: handler}, &old, 8)` with any handler value (Tally takes
+/// only `SIG_DFL` and `SIG_IGN`: no handler code ever runs); the old handler.
+pub fn sigaction_handler(sig: u8, handler: u64) -> Result<u64, Errno> {
+    use tally_uapi::signal::KernelSigaction;
+    let act = KernelSigaction { sa_handler: handler, ..Default::default() }.to_bytes();
+    let mut old = [0u8; KernelSigaction::SIZE];
+    call(SYS_RT_SIGACTION, [sig as usize, act.as_ptr() as usize, old.as_mut_ptr() as usize, 8, 0, 0])?;
+    Ok(KernelSigaction::from_bytes(&old).sa_handler)
+}
+
+/// `ioctl(fd, request, &arg)` for a request that reads or writes one `int`.
+pub fn ioctl_int(fd: usize, request: u32, arg: &mut i32) -> Result<usize, Errno> {
+    call(SYS_IOCTL, [fd, request as usize, arg as *mut i32 as usize, 0, 0, 0])
+}
+
+/// `spawn` with `posix_spawn`'s process-group attribute: `flags` `POSIX_SPAWN_SETPGROUP`
+/// (the child joins group `pgroup`, 0: a new one it leads) or `POSIX_SPAWN_SETSID`.
+pub fn spawn_attr(path: &str, argv: &[&str], flags: usize, pgroup: usize) -> Result<usize, Errno> {
+    if argv.len() > SPAWN_MAX_ARGS {
+        return Err(Errno(E2BIG));
+    }
+    let args: Vec<SpawnArg> = argv.iter().map(|a| SpawnArg { addr: a.as_ptr() as u64, len: a.len() as u64 }).collect();
+    call(SYS_SPAWN, [path.as_ptr() as usize, path.len(), args.as_ptr() as usize, args.len(), flags, pgroup])
+}

@@ -91,6 +91,22 @@ fn signal_foreground(sig: u8) {
     }
 }
 
+/// Job control's epoch: bumped whenever the console's session or foreground group changes
+/// ([`job_control_changed`]), so that a reader waiting in [`read`] is checked again.
+static JOB_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// The current job-control epoch (read before job control's check of a reader).
+pub fn job_epoch() -> u64 {
+    JOB_EPOCH.load(Ordering::Relaxed)
+}
+
+/// The console's session or foreground group changed (`proc/job_control.rs`): every
+/// waiting reader returns to be checked again.
+pub fn job_control_changed() {
+    JOB_EPOCH.fetch_add(1, Ordering::Relaxed);
+    READERS.wake_all();
+}
+
 /// The counters of kstat `tty:0:console`.
 static RECEIVED: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
@@ -232,11 +248,19 @@ fn resume_receiver() {
 /// Read console input into `buf` (non-empty), as the line discipline hands it over: in
 /// canonical mode at most one line, once complete (0 at `^D`: end of input); in raw mode
 /// per `VMIN`. Sleeps until then; `EINTR` if the caller's process is killed meanwhile.
-/// (The caller, `syscall/io.rs`, has asked job control whether it may read.)
-pub fn read(buf: &mut [u8]) -> Result<usize, i32> {
+///
+/// The caller (`syscall/io.rs`) has asked job control whether it may read, at job-control
+/// epoch `epoch` ([`job_epoch`]). If the console's foreground group changes while it waits,
+/// this returns `Ok(None)` without taking input, and the caller asks again: a reader stopped
+/// by ^Z and continued with `bg` must not go on reading from the background (Linux restarts
+/// such a read, and its check sends SIGTTIN).
+pub fn read(buf: &mut [u8], epoch: u64) -> Result<Option<usize>, i32> {
     let mut sigs = [0u8; MAX_SIGNALS];
     let mut nsigs = 0;
     let got = READERS.wait_for(|| {
+        if JOB_EPOCH.load(Ordering::Relaxed) != epoch {
+            return Some(None);
+        }
         let mut guard = TTY.lock();
         let tty = &mut *guard;
         if tty.ld.wants_input(buf.len()) && !tty.raw.is_empty() {
@@ -258,7 +282,7 @@ pub fn read(buf: &mut [u8]) -> Result<usize, i32> {
         }
         DROPPED.store(tty.ld.dropped(), Ordering::Relaxed);
         unthrottle(tty);
-        tty.ld.read(buf)
+        tty.ld.read(buf).map(Some)
     });
     for &sig in &sigs[..nsigs] {
         signal_foreground(sig);

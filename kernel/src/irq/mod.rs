@@ -52,7 +52,8 @@ fn register(line: u8, handler: Handler) {
 ///
 /// `from_user`: the interrupt came while the CPU ran user code, so its end is a return to
 /// user mode — where a thread whose process is being killed exits instead
-/// (`proc::exit_if_killed`; a thread preempted in user mode leaves this way).
+/// (`proc::exit_if_killed`; a thread preempted in user mode leaves this way), and one whose
+/// process is stopping stops (`proc::stop_if_requested`).
 pub fn dispatch(line: u8, from_user: bool) {
     let entry = hal::tsc::read();
     sched::irq_enter(line, entry);
@@ -75,6 +76,8 @@ pub fn dispatch(line: u8, from_user: bool) {
     sched::irq_return(line);
     if from_user {
         proc::exit_if_killed();
+        // Job control: a thread running in user mode stops here (`proc/job_stop.rs`).
+        proc::stop_if_requested();
     }
 }
 

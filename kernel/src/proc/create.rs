@@ -7,8 +7,9 @@
 //! (`user.rs`) drop to ring 3. [`init`] makes the first two tasks: the idle task (the boot
 //! thread) and init, pid 1.
 
-use tally_tasktable::{CreateKind, Task, TaskKey, TaskTable};
-use tally_uapi::errno::{EAGAIN, EINTR};
+use tally_tasktable::{CreateKind, SpawnGroup, Task, TaskKey, TaskTable};
+use tally_uapi::errno::ENOTTY;
+use tally_uapi::errno::{EAGAIN, EINTR, EINVAL, EPERM};
 
 use super::{Payload, Procs, Totals, PROCS};
 use crate::base::config::MAX_TASKS;
@@ -21,7 +22,7 @@ pub fn init(entry_tsc: u64, init_main: fn(u64)) {
     let mut table: TaskTable<Payload, super::Totals> = TaskTable::new();
     let idle = table.create_idle(b"idle", Payload::kernel()).expect("fresh table");
     sched::init(idle, entry_tsc);
-    let procs = Procs { table, waiters: Default::default(), exit_log: Default::default() };
+    let procs = Procs { table, waiters: Default::default(), exit_log: Default::default(), console: Default::default() };
     hal::cpu::without_interrupts(|| *PROCS.lock() = Some(procs));
     let thread = sched::new_thread(None).expect("no memory for init's stack");
     super::with(|p| {
@@ -50,7 +51,7 @@ fn exit_zero() -> ! {
 pub fn spawn(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -> Result<i32, i32> {
     let thread = sched::new_thread(None)?;
     let start = kernel_thread(entry, arg);
-    start_task(name, params, Payload::kernel(), thread, start, CreateKind::Process, false)
+    start_task(name, params, Payload::kernel(), thread, start, (CreateKind::Process, SpawnAttr::NONE), false)
 }
 
 /// Start a kernel daemon running `entry(arg)`: a process outside the process tree (no
@@ -75,12 +76,29 @@ pub fn spawn_daemon(name: &str, params: SchedParams, entry: fn(u64), arg: u64) -
 pub fn spawn_thread(params: SchedParams, entry: fn(u64), arg: u64) -> Result<i32, i32> {
     let thread = sched::new_thread(None)?;
     let start = kernel_thread(entry, arg);
-    start_task("", params, Payload::kernel(), thread, start, CreateKind::Thread, false)
+    start_task("", params, Payload::kernel(), thread, start, (CreateKind::Thread, SpawnAttr::NONE), false)
+}
+
+/// `spawn`'s attributes for a new process (`tally_uapi::syscall`'s `spawn`): its process
+/// group, and whether that group becomes the console's foreground group before the child
+/// runs (glibc's `posix_spawn_file_actions_addtcsetpgrp_np`), so that a shell's foreground
+/// job can never read the console before it is in the foreground.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpawnAttr {
+    pub group: SpawnGroup,
+    pub foreground: bool,
+}
+
+impl SpawnAttr {
+    /// Nothing asked: the creator's group.
+    pub const NONE: SpawnAttr = SpawnAttr { group: SpawnGroup::Inherit, foreground: false };
 }
 
 /// Enter a task whose `thread` has not run yet in the task table — a new process, child of
 /// the current task, or (`kind`) a thread of the current task's process — and queue it to
-/// run `start`. `exec` marks a program that was loaded (not a copy of its creator, so the
+/// run `start`; a new process starts in the process group `group` says (`spawn`'s
+/// attribute: `EPERM`/`EINVAL` as `setpgid`, checked before anything is created). `exec`
+/// marks a program that was loaded (not a copy of its creator, so the
 /// accounting flag AFORK is cleared and the name is the program's). A payload with user
 /// state makes a user task. `EAGAIN` beyond `MAX_TASKS`; `EINTR` for a thread of a process
 /// being killed; the errno of invalid `params`.
@@ -90,9 +108,10 @@ pub(super) fn start_task(
     payload: Payload,
     thread: sched::NewThread,
     start: ThreadStart,
-    kind: CreateKind,
+    (kind, attr): (CreateKind, SpawnAttr),
     exec: bool,
 ) -> Result<i32, i32> {
+    let group = attr.group;
     super::with(|p| {
         if p.table.len() >= MAX_TASKS {
             return Err(EAGAIN);
@@ -106,8 +125,26 @@ pub(super) fn start_task(
             // killed cannot gain a thread the kill did not see.
             return Err(EINTR);
         }
+        if let SpawnGroup::Join(pgid) = group {
+            // A group the child could not join is refused before the child exists.
+            let valid = pgid == 0 || (pgid > 0 && p.table.session_of_group(pgid) == p.table.sid(creator).ok());
+            if !valid {
+                return Err(if pgid < 0 { EINVAL } else { EPERM });
+            }
+        }
+        if attr.foreground && !p.console_is_controlling(creator) {
+            return Err(ENOTTY);
+        }
         let begin = time::boot_unix_seconds() + time::clock().monotonic_ns(now) / 1_000_000_000;
         let key = p.table.create(creator, kind, begin, payload)?;
+        if kind == CreateKind::Process {
+            if let Err(e) = p.table.spawn_group(creator, key, group) {
+                log::warn!("spawn: the child's process group {group:?}: errno {e}");
+            }
+            if attr.foreground {
+                p.make_foreground(key);
+            }
+        }
         let t = p.table.get_mut(key)?;
         match (kind, exec) {
             (CreateKind::Thread, _) => {}

@@ -18,6 +18,8 @@ use tally_loader::stack::{StackImage, AT_ENTRY, AT_PAGESZ};
 use tally_loader::ExecError;
 use tally_tasktable::CreateKind;
 
+use super::create::SpawnAttr;
+
 use super::ramdisk;
 use super::user::{exec_current, start_user_task};
 use super::vm::{Prot, Vm, USER_MIN_ADDR, USER_MMAP_BASE, USER_STACK_TOP};
@@ -68,13 +70,23 @@ pub fn spawn_program(path: &str, argv: &[&[u8]]) -> Result<i32, i32> {
     spawn_program_vm(path, argv).map(|(pid, _)| pid)
 }
 
+/// [`spawn_program`] with `spawn`'s attributes: the child is put in its process group (and
+/// that group made the console's foreground group) before it runs ([`SpawnAttr`]).
+pub fn spawn_program_in(path: &str, argv: &[&[u8]], attr: SpawnAttr) -> Result<i32, i32> {
+    let (vm, entry, rsp) = load(path, argv)?;
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let params = sched::inherited_params();
+    start_user_task(name, params, vm, (entry, rsp, 0), (CreateKind::Process, attr), true)
+}
+
 /// [`spawn_program`], also handing back the child's memory map: the self-tests read and
 /// write their fixtures' result area through it (`tally_uapi::fixture`).
 pub fn spawn_program_vm(path: &str, argv: &[&[u8]]) -> Result<(i32, Arc<Vm>), i32> {
     let (vm, entry, rsp) = load(path, argv)?;
     let name = path.rsplit('/').next().unwrap_or(path);
     let params = sched::inherited_params();
-    let pid = start_user_task(name, params, Arc::clone(&vm), (entry, rsp, 0), CreateKind::Process, true)?;
+    let kind = (CreateKind::Process, SpawnAttr::NONE);
+    let pid = start_user_task(name, params, Arc::clone(&vm), (entry, rsp, 0), kind, true)?;
     Ok((pid, vm))
 }
 

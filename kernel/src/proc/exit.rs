@@ -100,6 +100,7 @@ pub fn return_to_user() {
             sched::UserReturn::Ready => return,
             sched::UserReturn::Killed => exit_killed(),
             sched::UserReturn::Reschedule => sched::preempt_if_needed(),
+            sched::UserReturn::Stop => super::stop_if_requested(),
         }
     }
 }
@@ -264,6 +265,7 @@ fn leave_table(
             for parent in [x.wake_parent, x.wake_init].into_iter().flatten() {
                 p.wake_waiters(parent);
             }
+            p.job_control_after_death(x.leader, x.tgid, &x.adopted, now);
         }
         let event = thread.map(|thread| ExitEvent {
             thread,

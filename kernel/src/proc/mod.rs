@@ -25,6 +25,8 @@
 //! | `cputime.rs` | a process's clocks and CPU time, summed over its threads |
 //! | `ids.rs` | who the running task is; the identity an accounting record carries |
 //! | `signal.rs` | `kill`, SIGCHLD, and counting the signals a task receives |
+//! | `job_stop.rs` | job control: stopping and continuing a process, telling its parent |
+//! | `job_control.rs` | the console's session and foreground group: ISIG, SIGTTIN, `tcsetpgrp`, hang-ups |
 //! | `prio.rs` | nice, scheduling policy, uid and the privilege checks |
 //!
 //! Processes from user space: `docs/user-mode.md`; the floors and the locks: `docs/architecture.md`.
@@ -34,7 +36,8 @@ mod create;
 mod exec;
 mod exit;
 mod ids;
-pub mod job_control;
+mod job_control;
+mod job_stop;
 mod notify;
 pub mod oom;
 mod prio;
@@ -46,13 +49,18 @@ mod user;
 pub mod vm;
 
 pub use cputime::{current_process_cpu_ticks, on_cpu, ProcessClocks};
-pub use create::{init, spawn, spawn_daemon, spawn_thread};
-pub use exec::{exec_program, spawn_program, spawn_program_vm};
+pub use create::{init, spawn, spawn_daemon, spawn_thread, SpawnAttr};
+pub use exec::{exec_program, spawn_program, spawn_program_in, spawn_program_vm};
 pub use exit::{exit, exit_group, exit_if_killed, exit_signaled, recent_exits, return_to_user, ExitLogEntry};
 pub use ids::{current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, ppid, Identity};
+pub use job_control::{
+    console_read_check, getpgid, getsid, give_up_tty, set_controlling_tty, set_signal_ignored, setpgid, setsid,
+    signal_foreground, signal_ignored, tcgetpgrp, tcsetpgrp, ConsoleJobs,
+};
+pub use job_stop::stop_if_requested;
 pub use notify::{register_exit_observer, register_spawn_observer, ExitEvent, ExitObserver, SpawnObserver};
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used, use_privilege};
-pub use reap::{wait, wait_child, WaitOptions, WaitResult};
+pub use reap::{wait, wait_child, WaitOptions, WaitResult, Waited};
 pub use signal::{kill, raise};
 pub use threads::create_thread;
 pub use user::{current_file, current_files, current_vm, exec_user, spawn_user, user_page_fault, UserFault};
@@ -131,6 +139,8 @@ pub struct Procs {
     waiters: BTreeMap<TaskKey, Vec<TaskSlot>>,
     /// The last threads to exit, with what they left (`exit.rs`).
     exit_log: VecDeque<ExitLogEntry>,
+    /// The console's controlling session and foreground group (`job_control.rs`).
+    console: ConsoleJobs,
 }
 
 impl Procs {

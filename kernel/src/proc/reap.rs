@@ -3,12 +3,13 @@
 //! A process whose last thread has exited stays in the table as a zombie (its leader) until
 //! its parent reaps it. The task table decides what can be reaped
 //! (`tally_tasktable`'s `wait`); this file sleeps the caller until there is something
-//! (INTERRUPTIBLE_SLEEP, on the waited-for process's list, woken by an exit, `exit.rs`), and
-//! lets the reaped task go from the scheduler too.
+//! (INTERRUPTIBLE_SLEEP, on the waited-for process's list, woken by an exit, `exit.rs`, or by
+//! a child's stop or continue, `job_stop.rs`), and lets the reaped task go from the
+//! scheduler too.
 
 use tally_microstate::MsaTimes;
 use tally_runqueue::SleepKind;
-use tally_tasktable::{ExitStatus, TaskKey, WaitFor, WaitOutcome};
+use tally_tasktable::{ExitStatus, TaskKey, WaitFor, WaitOpts, WaitOutcome};
 use tally_uapi::errno::{EAGAIN, EINTR};
 
 use super::{Procs, Totals};
@@ -32,21 +33,39 @@ pub struct WaitResult {
 pub struct WaitOptions {
     /// `WNOHANG`: do not sleep; `Ok(None)` if no matching child has ended.
     pub nohang: bool,
+    /// `WUNTRACED`: also report a child that stopped.
+    pub untraced: bool,
+    /// `WCONTINUED`: also report a child continued by SIGCONT.
+    pub continued: bool,
+}
+
+/// What [`wait_child`] found. (Returned once per wait and unpacked at once: its size does
+/// not matter, and boxing the common case would cost every `wait4` an allocation.)
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum Waited {
+    /// A child that ended, reaped.
+    Reaped(WaitResult),
+    /// A child that stopped or continued (job control): its pid and wait status.
+    Job { pid: i32, status: i32 },
 }
 
 /// Wait for a child process (`pid` = `None` for any) to end; reap it. (Kernel callers.)
 pub fn wait(pid: Option<i32>) -> Result<WaitResult, i32> {
-    wait_child(pid.map_or(WaitFor::Any, WaitFor::Pid), WaitOptions::default())?.ok_or(EAGAIN)
+    match wait_child(pid.map_or(WaitFor::Any, WaitFor::Pid), WaitOptions::default())? {
+        Some(Waited::Reaped(r)) => Ok(r),
+        _ => Err(EAGAIN), // no stop is reported without WUNTRACED
+    }
 }
 
-/// `wait4`'s work: reap a child matching `target`; sleep (INTERRUPTIBLE_SLEEP) until one
-/// ends unless `nohang` (`Ok(None)`). `ECHILD`: no such child; `EINTR`: the caller's process
-/// is being killed.
-pub fn wait_child(target: WaitFor, options: WaitOptions) -> Result<Option<WaitResult>, i32> {
+/// `wait4`'s work: reap a child matching `target` (or, with `untraced`/`continued`, collect
+/// its stop or continue); sleep (INTERRUPTIBLE_SLEEP) until there is one unless `nohang`
+/// (`Ok(None)`). `ECHILD`: no such child; `EINTR`: the caller's process is being killed.
+pub fn wait_child(target: WaitFor, options: WaitOptions) -> Result<Option<Waited>, i32> {
     // A value that lives for one step on the stack: its size does not matter.
     #[allow(clippy::large_enum_variant)]
     enum Step {
-        Done(Result<Option<WaitResult>, i32>),
+        Done(Result<Option<Waited>, i32>),
         Sleep(TaskKey),
         Woken,
     }
@@ -58,18 +77,21 @@ pub fn wait_child(target: WaitFor, options: WaitOptions) -> Result<Option<WaitRe
             let step = super::with(|p| {
                 let now = hal::tsc::read();
                 let cur = sched::current();
-                match p.table.wait(cur, target, options.nohang) {
+                let opts =
+                    WaitOpts { nohang: options.nohang, untraced: options.untraced, continued: options.continued };
+                match p.table.wait_opts(cur, target, opts) {
                     Ok(WaitOutcome::Reaped(r)) => {
                         let at_reap = sched::with(|s| s.msa_snapshot(slot_of(r.key), now));
                         sched::release(r.key, now);
-                        Step::Done(Ok(Some(WaitResult {
+                        Step::Done(Ok(Some(Waited::Reaped(WaitResult {
                             pid: r.pid,
                             status: r.status,
                             totals: r.total,
                             children_total: r.children_total,
                             at_reap,
-                        })))
+                        }))))
                     }
+                    Ok(WaitOutcome::Job { pid, status }) => Step::Done(Ok(Some(Waited::Job { pid, status }))),
                     Ok(WaitOutcome::Sleep { queue }) => {
                         p.waiters.entry(queue).or_default().push(slot_of(cur));
                         Step::Sleep(queue)

@@ -21,6 +21,8 @@
 //! refuses with a fatal signal pending).
 
 use tally_tasktable::CreateKind;
+
+use super::create::SpawnAttr;
 use tally_uapi::errno::{EAGAIN, EINTR, EINVAL};
 
 use super::user::start_user_task;
@@ -55,5 +57,5 @@ pub fn create_thread(
     let rsp = stack_top - 8;
     write_return_address(rsp)?;
     let name = core::str::from_utf8(&name).unwrap_or("").trim_end_matches('\0');
-    start_user_task(name, params, vm, (entry, rsp, arg), CreateKind::Thread, false)
+    start_user_task(name, params, vm, (entry, rsp, arg), (CreateKind::Thread, SpawnAttr::NONE), false)
 }

@@ -16,6 +16,8 @@
 use alloc::sync::Arc;
 use core::convert::Infallible;
 use tally_tasktable::CreateKind;
+
+use super::create::SpawnAttr;
 use tally_uapi::errno::{EBADF, EINVAL};
 
 use super::create::start_task;
@@ -47,7 +49,7 @@ impl UserContext {
 /// with stack pointer `rsp` and `arg` in `rdi`. Returns its pid. `EINVAL` if `entry` or
 /// `rsp` is not a user address.
 pub fn spawn_user(name: &str, params: SchedParams, vm: Arc<Vm>, entry: u64, rsp: u64, arg: u64) -> Result<i32, i32> {
-    start_user_task(name, params, vm, (entry, rsp, arg), CreateKind::Process, false)
+    start_user_task(name, params, vm, (entry, rsp, arg), (CreateKind::Process, SpawnAttr::NONE), false)
 }
 
 /// Turn the running task, a kernel thread, into a user process running `vm`'s program from
@@ -64,7 +66,7 @@ pub(super) fn start_user_task(
     params: SchedParams,
     vm: Arc<Vm>,
     start: (u64, u64, u64),
-    kind: CreateKind,
+    kind: (CreateKind, SpawnAttr),
     exec: bool,
 ) -> Result<i32, i32> {
     if start.0 >= USER_END || start.1 > USER_END {
@@ -73,7 +75,7 @@ pub(super) fn start_user_task(
     // A thread shares its process's descriptors; a new process gets a copy of its parent's
     // (posix_spawn), or the console if the kernel starts it.
     let parent_files = current_files();
-    let files = match (kind, parent_files) {
+    let files = match (kind.0, parent_files) {
         (CreateKind::Thread, Some(f)) => f,
         (_, Some(f)) => Arc::new(f.inherit()),
         (_, None) => Arc::new(FileTable::with_console()),

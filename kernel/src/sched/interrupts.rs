@@ -40,7 +40,9 @@ pub fn tick(now: u64) {
                 break;
             }
             s.sleepers.remove(&(when, seq));
-            s.rq.wake_up(&mut Store(&mut s.tasks), slot, now);
+            if super::stop::wake_allowed(s, slot) {
+                s.rq.wake_up(&mut Store(&mut s.tasks), slot, now);
+            }
         }
         s.runq_changed(now);
     });

@@ -15,6 +15,7 @@
 //! | `sleep.rs` | blocking and waking, timed sleeps |
 //! | `interrupts.rs` | INTERRUPTED accounting at IRQ entry and exit, the tick, the handover switch |
 //! | `running.rs` | ONCPU_USR/SYS/TRAP, the kill flag checked on the way back to user mode |
+//! | `stop.rs` | job control: a task stopped (STOPPED) and continued, in its sleep or on its way to user mode |
 //! | `tasks.rs` | admitting a task, its parameters, its last switch at exit, its release |
 //! | `counters.rs` | the running task's event counters |
 //!
@@ -25,6 +26,7 @@ mod interrupts;
 mod running;
 mod sleep;
 mod state;
+mod stop;
 mod switch;
 mod tasks;
 
@@ -38,6 +40,7 @@ pub use running::{
 pub use sleep::{block_current, sleep_ns, wake};
 pub use state::{current, current_ids, slot_of, TaskIds, ThreadStart};
 pub(crate) use state::{with, Sched};
+pub use stop::{continue_thread, is_stopped, stop_current, stop_pending, stop_thread};
 pub use switch::{idle_loop, preempt_if_needed, yield_now};
 pub use tasks::{
     admit, clock_page_reading, exec_user_space, exit_current, exit_invariant_counts, inherited_params, init,

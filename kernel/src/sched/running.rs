@@ -58,6 +58,9 @@ pub enum UserReturn {
     /// The scheduler wants the CPU for another task (nothing changed): switch first, then
     /// try again.
     Reschedule,
+    /// Its process is stopping (job control): the task must stop first (`stop.rs`), then
+    /// try again.
+    Stop,
 }
 
 /// Going back to ring 3 (after a system call, or for the first time): unless the task's
@@ -70,6 +73,9 @@ pub fn enter_user_mode() -> UserReturn {
         let (rq, me) = s.rq_and_current();
         if me.killed {
             return UserReturn::Killed;
+        }
+        if me.stop {
+            return UserReturn::Stop;
         }
         if rq.need_resched() {
             return UserReturn::Reschedule;
@@ -92,12 +98,19 @@ pub fn kill_pending() -> bool {
 }
 
 /// Mark task `slot` to die at its next return towards user mode, and wake it if it sleeps
-/// interruptibly (its sleep ends early: `nanosleep` returns, `wait4` fails with `EINTR`).
-/// A task in an uninterruptible sleep (a disk request) finishes it first.
+/// interruptibly (its sleep ends early: `nanosleep` returns, `wait4` fails with `EINTR`)
+/// or is stopped (SIGKILL ends a stopped process). A task in an uninterruptible sleep (a
+/// disk request) finishes it first.
 pub fn kill(slot: TaskSlot, now: u64) {
     state::with(|s| {
         let Some(hot) = s.hot_mut(slot) else { return };
         hot.killed = true;
+        if hot.se.state() == TaskState::Blocked(BlockReason::Stop) {
+            // Continued first: back to the run queue, or to the sleep it was stopped in,
+            // which the kill then ends like any interruptible sleep.
+            super::stop::resume_locked(s, slot, now);
+        }
+        let Some(hot) = s.hot_mut(slot) else { return };
         if hot.se.state() == TaskState::Blocked(BlockReason::Sleep(SleepKind::Interruptible))
             && s.rq.wake_up(&mut Store(&mut s.tasks), slot, now)
         {

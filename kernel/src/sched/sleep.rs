@@ -30,14 +30,18 @@ pub fn block_current(kind: SleepKind, deadline: Option<u64>) {
     }
 }
 
-/// Make a sleeping task runnable (no effect on a task that is not asleep). Callable from
-/// interrupt handlers; a wake-up of a higher-priority task asks for a reschedule.
+/// Make a sleeping task runnable (no effect on a task that is not asleep; a stopped task
+/// stays stopped, see `stop.rs`). Callable from interrupt handlers; a wake-up of a
+/// higher-priority task asks for a reschedule.
 pub fn wake(slot: TaskSlot) {
     state::try_with(|s| wake_locked(s, slot));
 }
 
 /// [`wake`], under the scheduler's lock.
-fn wake_locked(s: &mut Sched, slot: TaskSlot) {
+pub(super) fn wake_locked(s: &mut Sched, slot: TaskSlot) {
+    if !super::stop::wake_allowed(s, slot) {
+        return; // stopped (job control): it runs when continued (`stop.rs`)
+    }
     let now = hal::tsc::read();
     if s.rq.wake_up(&mut Store(&mut s.tasks), slot, now) {
         s.runq_changed(now);

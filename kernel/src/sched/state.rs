@@ -46,6 +46,12 @@ pub struct Hot {
     /// return to user mode but exit (`proc/exit.rs`). Kept here, so the check on every return
     /// to user mode is one array index under the lock the microstate switch takes anyway.
     pub(super) killed: bool,
+    /// Job control: the task's process is stopping (SIGSTOP, SIGTSTP, ...): the task stops at
+    /// its next return towards user mode, or where it sleeps (`stop.rs`).
+    pub(super) stop: bool,
+    /// Stopped in place while asleep interruptibly: the sleep it goes back to at SIGCONT.
+    /// Cleared when its wake-up comes meanwhile (it then runs when continued).
+    pub(super) stopped_sleep: Option<tally_runqueue::SleepKind>,
     /// Its machine state: stack, saved registers, address space.
     pub(super) thread: Arc<Thread>,
     /// What it runs first (taken by [`super::switch::thread_entry`]).

@@ -22,6 +22,7 @@ mod kstat_chain;
 mod programs;
 mod ring3;
 mod signals;
+mod stop_accounting;
 mod timer;
 mod user_acct;
 mod user_proc;

@@ -18,8 +18,11 @@ pub fn signals() -> Result<(), &'static str> {
     if proc::kill(pid, 0) != Ok(()) {
         return Err("kill(pid, 0) does not find a live process");
     }
-    if proc::kill(pid, 64) != Err(EINVAL) || proc::kill(0, SIGUSR1 as i32) != Err(EINVAL) {
-        return Err("bad signal numbers or pid 0 are not EINVAL");
+    if proc::kill(pid, 64) != Err(EINVAL) {
+        return Err("bad signal numbers are not EINVAL");
+    }
+    if proc::kill(-999_999, SIGUSR1 as i32) != Err(ESRCH) {
+        return Err("a process group without members is not ESRCH");
     }
     if proc::kill(999_999, SIGUSR1 as i32) != Err(ESRCH) {
         return Err("a pid that does not exist is not ESRCH");

@@ -80,11 +80,15 @@ pub fn read(a: &Args) -> SysResult {
     usercopy::check(addr, want as u64, true)?;
     let mut buf = [0u8; READ_PIECE];
     let n = match &*f {
-        OpenFile::Console => {
-            // Job control first: a background process may not read the console (SIGTTIN).
-            proc::job_control::console_read_check()?;
-            crate::drivers::tty::read(&mut buf[..want])?
-        }
+        // Job control first: a background process may not read the console (SIGTTIN); asked
+        // again whenever the foreground group changes while this reader waits.
+        OpenFile::Console => loop {
+            let epoch = crate::drivers::tty::job_epoch();
+            proc::console_read_check()?;
+            if let Some(n) = crate::drivers::tty::read(&mut buf[..want], epoch)? {
+                break n;
+            }
+        },
         _ => return Err(EBADF),
     };
     // The bytes are out of the console buffer now; if the memory went away meanwhile (another

@@ -12,17 +12,17 @@
 //! | `TCSETSF`    | `const termios *`  | … and input not yet read is discarded                |
 //! | `TIOCGWINSZ` | `struct winsize *` | the window size (24 × 80 unless set)                 |
 //! | `TIOCSWINSZ` | `const winsize *`  | set it (nothing else changes: there is no SIGWINCH)  |
+//! | `TIOCGPGRP`, `TIOCSPGRP`, `TIOCSCTTY`, `TIOCNOTTY` | `pid_t *` / `int` | job control: the foreground process group, the controlling terminal (`job_calls.rs`, `docs/job-control.md`) |
 //!
 //! A descriptor that is not the console (a pipe, a file, a socket) is `ENOTTY`, as is a
 //! request the console does not know — Linux's answer to both (its `tty_ioctl` turns an
-//! unknown command into `ENOTTY`). A bad `arg` is `EFAULT`, with nothing changed. The job
-//! control requests (`TIOCGPGRP`, `TIOCSPGRP`) join this match when job control is there.
+//! unknown command into `ENOTTY`). A bad `arg` is `EFAULT`, with nothing changed.
 //! Raw mode and what the console honours: `docs/console.md`.
 
 use tally_uapi::errno::ENOTTY;
 use tally_uapi::tty::{Termios, Winsize, TCGETS, TCSETS, TCSETSF, TCSETSW, TIOCGWINSZ, TIOCSWINSZ};
 
-use super::{usercopy, Args, SysResult};
+use super::{job_calls, usercopy, Args, SysResult};
 use crate::drivers::tty;
 use crate::file::OpenFile;
 
@@ -31,6 +31,9 @@ pub fn ioctl(a: &Args) -> SysResult {
     // `request` is an `unsigned int` in the kernel's prototype: the upper half is ignored.
     let (fd, request, arg) = (super::int_arg(a[0]), a[1] as u32, a[2]);
     let f = super::io::file(fd)?;
+    if let Some(answer) = job_calls::tty_ioctl(&f, request, arg) {
+        return answer;
+    }
     if !matches!(&*f, OpenFile::Console) {
         return Err(ENOTTY);
     }

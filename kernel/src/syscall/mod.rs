@@ -18,7 +18,9 @@
 //! Handlers live one file per concern: `io.rs` (read, write, pipe2, close, dup2, dup3, fcntl:
 //! descriptors), `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
-//! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `spawn.rs` (spawn,
+//! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `job_calls.rs` (process
+//! groups, sessions, `rt_sigaction`, the console's foreground group), `ioctl.rs` (device
+//! requests), `spawn.rs` (spawn,
 //! thread_create), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
 //! policy), `clock_gettime.rs` (clocks), `mmap.rs` (brk, mmap, munmap), `msa.rs`
 //! (microstate times), `kstat_read.rs` (the kstat chain), `blk.rs` (raw disk sectors),
@@ -42,6 +44,7 @@ mod clock_gettime;
 mod files;
 mod io;
 mod ioctl;
+mod job_calls;
 mod kstat_read;
 mod mmap;
 mod msa;
@@ -124,6 +127,13 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_MSA] = ("msa", msa::msa);
     t[SYS_KSTAT_CHAIN] = ("kstat_chain", kstat_read::kstat_chain);
     t[SYS_KSTAT_READ] = ("kstat_read", kstat_read::kstat_read);
+    t[SYS_RT_SIGACTION] = ("rt_sigaction", job_calls::rt_sigaction);
+    t[SYS_IOCTL] = ("ioctl", ioctl::ioctl);
+    t[SYS_SETPGID] = ("setpgid", job_calls::setpgid);
+    t[SYS_GETPGRP] = ("getpgrp", job_calls::getpgrp);
+    t[SYS_SETSID] = ("setsid", job_calls::setsid);
+    t[SYS_GETPGID] = ("getpgid", job_calls::getpgid);
+    t[SYS_GETSID] = ("getsid", job_calls::getsid);
     t[SYS_BLK_READ] = ("blk_read", blk::blk_read);
     t[SYS_BLK_WRITE] = ("blk_write", blk::blk_write);
     t[SYS_PROC_STAT] = ("proc_stat", procstat::sys_proc_stat);

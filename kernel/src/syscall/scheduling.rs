@@ -21,7 +21,7 @@ use crate::{proc, sched};
 pub fn setpriority(a: &Args) -> SysResult {
     let (which, who, nice) = (int_arg(a[0]), int_arg(a[1]), int_arg(a[2]));
     if which != PRIO_PROCESS as i32 {
-        // PRIO_PGRP and PRIO_USER: there are no process groups, and no per-user walk.
+        // PRIO_PGRP and PRIO_USER: not modelled (no walk of a group's or a user's tasks).
         return Err(EINVAL);
     }
     proc::set_nice(who, nice).map(|()| 0)

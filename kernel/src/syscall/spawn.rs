@@ -9,14 +9,21 @@
 //! length is guessed. Sizes are checked before anything is allocated: at most
 //! `SPAWN_PATH_MAX` bytes of path (`ENAMETOOLONG`), `SPAWN_MAX_ARGS` arguments and 128 KiB
 //! of argument bytes (`E2BIG`), so a hostile `argc` or length costs the kernel nothing.
+//! The 5th and 6th arguments are `posix_spawn`'s process-group attribute (flags
+//! `POSIX_SPAWN_SETPGROUP`/`POSIX_SPAWN_SETSID`, and the group): the child is in its group
+//! before it can run, which is how a shell puts a job in a group of its own without a race
+//! (`docs/job-control.md`).
 
 use alloc::vec::Vec;
 use tally_loader::stack::ARG_MAX;
-use tally_uapi::errno::{E2BIG, ENAMETOOLONG, ENOENT};
-use tally_uapi::syscall::{SpawnArg, SPAWN_MAX_ARGS, SPAWN_PATH_MAX};
+use tally_tasktable::SpawnGroup;
+use tally_uapi::errno::{E2BIG, EINVAL, ENAMETOOLONG, ENOENT};
+use tally_uapi::syscall::{
+    SpawnArg, POSIX_SPAWN_SETPGROUP, POSIX_SPAWN_SETSID, SPAWN_MAX_ARGS, SPAWN_PATH_MAX, SPAWN_TCSETPGRP,
+};
 
-use super::{usercopy, Args, SysResult};
-use crate::proc;
+use super::{int_arg, usercopy, Args, SysResult};
+use crate::proc::{self, SpawnAttr};
 
 // The argument array is bounded as its strings are: a hostile `argc` costs at most ARG_MAX.
 const _: () = assert!(SPAWN_MAX_ARGS * core::mem::size_of::<SpawnArg>() <= ARG_MAX);
@@ -24,6 +31,7 @@ const _: () = assert!(SPAWN_MAX_ARGS * core::mem::size_of::<SpawnArg>() <= ARG_M
 /// `spawn(path, path_len, argv, argc)` → the child's pid.
 pub fn spawn(a: &Args) -> SysResult {
     let (path_addr, path_len, argv_addr, argc) = (a[0], a[1], a[2], a[3]);
+    let attr = spawn_attr(a[4], int_arg(a[5]))?;
     if path_len > SPAWN_PATH_MAX as u64 {
         return Err(ENAMETOOLONG);
     }
@@ -50,7 +58,26 @@ pub fn spawn(a: &Args) -> SysResult {
     // A path that is not UTF-8 names nothing in the archive.
     let path = core::str::from_utf8(&path).map_err(|_| ENOENT)?;
     let argv: Vec<&[u8]> = args.iter().map(|s| s.as_slice()).collect();
-    proc::spawn_program(path, &argv).map(|pid| pid as u64)
+    proc::spawn_program_in(path, &argv, attr).map(|pid| pid as u64)
+}
+
+/// The child's process group from `spawn`'s 5th and 6th arguments (flags, pgroup), as
+/// `posix_spawnattr_setflags`/`setpgroup`, and `SPAWN_TCSETPGRP`: `EINVAL` an unknown flag,
+/// both group flags at once, or a negative group.
+fn spawn_attr(flags: u64, pgroup: i32) -> Result<SpawnAttr, i32> {
+    let (setpgroup, setsid) = (POSIX_SPAWN_SETPGROUP as u64, POSIX_SPAWN_SETSID as u64);
+    let foreground = flags & SPAWN_TCSETPGRP as u64 != 0;
+    let flags = flags & !(SPAWN_TCSETPGRP as u64);
+    if flags & !(setpgroup | setsid) != 0 || flags == setpgroup | setsid {
+        return Err(EINVAL);
+    }
+    let group = match flags {
+        0 => SpawnGroup::Inherit,
+        f if f == setsid => SpawnGroup::NewSession,
+        _ if pgroup < 0 => return Err(EINVAL),
+        _ => SpawnGroup::Join(pgroup),
+    };
+    Ok(SpawnAttr { group, foreground })
 }
 
 /// `thread_create(entry, stack_top, arg)` → the new thread's id.

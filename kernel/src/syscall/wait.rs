@@ -1,14 +1,19 @@
 //! `wait4(pid, status, options, rusage)`: collect a child that has ended, and what it used.
 //!
-//! Linux's semantics for what Tally models (there are no process groups, no job control):
+//! Linux's semantics:
 //!
-//! * `pid` = -1 waits for any child, `pid` > 0 for that child; 0 and < -1 (process groups)
-//!   are `EINVAL`. A pid that is not a child of the caller's process is `ECHILD`, as is
-//!   having no children at all — waiting would be forever.
+//! * `pid` = -1 waits for any child, `pid` > 0 for that child, 0 for any child in the
+//!   caller's process group, < -1 for any child in group `-pid`. A pid that is not a child
+//!   of the caller's process is `ECHILD`, as is having no (matching) children at all —
+//!   waiting would be forever.
 //! * `options`: `WNOHANG` returns 0 at once if no matching child has ended yet;
-//!   `WUNTRACED`/`WCONTINUED` (and Linux's `__WALL`, `__WCLONE`, `__WNOTHREAD`) are accepted
-//!   but change nothing, since no task is ever stopped; any other bit is `EINVAL`.
-//! * Without `WNOHANG` the caller sleeps (INTERRUPTIBLE_SLEEP) until a child ends; `EINTR`
+//!   `WUNTRACED` also reports a child that has stopped (status `0x7f | sig << 8`),
+//!   `WCONTINUED` one that SIGCONT continued (status `0xffff`) — each event once, and the
+//!   child stays (job control, `docs/job-control.md`); the `rusage` of such a report is all
+//!   zeros (Tally reports usage at reaping). Linux's `__WALL`, `__WCLONE`, `__WNOTHREAD` are
+//!   accepted and change nothing; any other bit is `EINVAL`.
+//! * Without `WNOHANG` the caller sleeps (INTERRUPTIBLE_SLEEP) until a child ends (or,
+//!   with those options, stops or continues); `EINTR`
 //!   if its own process is killed meanwhile.
 //! * `status` (an `int *`) gets the wait status (`exit(7)` → `0x700`, killed by SIGSEGV →
 //!   11); `rusage` gets a Linux `struct rusage` ([`Rusage`]) describing the reaped child
@@ -25,11 +30,11 @@
 
 use tally_microstate::MicroState;
 use tally_tasktable::{Accumulate, WaitFor};
-use tally_uapi::errno::EINVAL;
+use tally_uapi::errno::{ECHILD, EINVAL};
 use tally_uapi::syscall::{Rusage, Timeval, WCONTINUED, WNOHANG, WUNTRACED};
 
 use super::{int_arg, usercopy, Args, SysResult};
-use crate::proc::{self, Totals, WaitOptions};
+use crate::proc::{self, Totals, WaitOptions, Waited};
 
 const WNOTHREAD: u32 = 0x2000_0000;
 const WALL: u32 = 0x4000_0000;
@@ -45,7 +50,9 @@ pub fn wait4(a: &Args) -> SysResult {
     let target = match pid {
         -1 => WaitFor::Any,
         p if p > 0 => WaitFor::Pid(p),
-        _ => return Err(EINVAL),
+        0 => WaitFor::Group(0),
+        // -pid: that group (i32::MIN has no positive counterpart: no such group).
+        p => WaitFor::Group(p.checked_neg().ok_or(ECHILD)?),
     };
     if status_addr != 0 {
         usercopy::check(status_addr, 4, true)?;
@@ -53,8 +60,21 @@ pub fn wait4(a: &Args) -> SysResult {
     if ru_addr != 0 {
         usercopy::check(ru_addr, Rusage::SIZE as u64, true)?;
     }
-    let Some(r) = proc::wait_child(target, WaitOptions { nohang: options & WNOHANG as u32 != 0 })? else {
-        return Ok(0);
+    let has = |bit: usize| options & bit as u32 != 0;
+    let how = WaitOptions { nohang: has(WNOHANG), untraced: has(WUNTRACED), continued: has(WCONTINUED) };
+    let r = match proc::wait_child(target, how)? {
+        None => return Ok(0),
+        Some(Waited::Reaped(r)) => r,
+        Some(Waited::Job { pid, status }) => {
+            // A stop or a continue: the status, and an empty rusage (see the module comment).
+            if status_addr != 0 {
+                usercopy::write_i32(status_addr, status)?;
+            }
+            if ru_addr != 0 {
+                usercopy::copy_to_user(ru_addr, &Rusage::default().to_bytes())?;
+            }
+            return Ok(pid as u64);
+        }
     };
     // Checked above; these fail only if another thread unmapped the memory meanwhile, and
     // then the child is gone (as on Linux).

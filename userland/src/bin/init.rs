@@ -34,8 +34,9 @@ extern crate alloc;
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use tally_rt::process::{describe, exit_code, exited, shell_status, spawn_command, spawn_failure_status};
+use tally_rt::process::{describe, exit_code, exited, shell_status, spawn_command_attr, spawn_failure_status};
 use tally_rt::uapi::errno::{ECHILD, EINTR};
+use tally_rt::uapi::syscall::POSIX_SPAWN_SETSID;
 use tally_rt::uapi::syscall::WNOHANG;
 use tally_rt::{eprintln, println, sys};
 
@@ -65,7 +66,9 @@ fn main() -> i32 {
         for (i, words) in cmds.iter().enumerate() {
             let text = words.join(" ");
             let is_tail = i + 1 == cmds.len();
-            match spawn_command(words) {
+            // Each command leads a session of its own, as a getty gives each login one: a
+            // shell then takes the console and has job control (`docs/job-control.md`).
+            match spawn_command_attr(words, POSIX_SPAWN_SETSID, 0) {
                 Ok(pid) => {
                     println!("init: started pid {pid}: {text}");
                     started += 1;

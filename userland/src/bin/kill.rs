@@ -1,9 +1,11 @@
 //! `kill [-SIGNAL] PID...` — send a signal (default SIGTERM) to processes.
 //!
 //! SIGNAL is a number or a name with or without `SIG` (`-9`, `-KILL`, `-SIGUSR1`); `-0` only
-//! checks that the process exists and may be signalled. Tally has no signal handlers: a
-//! signal takes its default action (ends the process, or is ignored) and is counted for the
-//! receiving thread — prstat's SIG column. See `tally_uapi::signal`.
+//! checks that the process exists and may be signalled. A negative PID names a process group
+//! (`kill -STOP -- -7`, or `kill -CONT -7` after a signal), 0 the caller's own group. `--`
+//! ends the options. Tally has no signal handlers: a signal takes its default action (ends
+//! the process, stops or continues it, or is ignored) and is counted for the receiving
+//! thread — prstat's SIG column. See `tally_uapi::signal`.
 #![no_std]
 #![no_main]
 #![deny(unsafe_code)]
@@ -34,6 +36,8 @@ const NAMES: &[(&str, u8)] = &[
     ("CONT", SIGCONT),
     ("STOP", SIGSTOP),
     ("TSTP", SIGTSTP),
+    ("TTIN", SIGTTIN),
+    ("TTOU", SIGTTOU),
     ("URG", SIGURG),
     ("WINCH", SIGWINCH),
     ("SYS", SIGSYS),
@@ -50,7 +54,7 @@ fn signal_number(s: &str) -> Option<i32> {
 fn main() -> i32 {
     let mut args = tally_rt::args().skip(1).peekable();
     let mut sig = i32::from(SIGTERM);
-    if let Some(a) = args.peek().and_then(|a| a.strip_prefix('-')) {
+    if let Some(a) = args.peek().and_then(|a| a.strip_prefix('-')).filter(|&a| a != "-") {
         match signal_number(a) {
             Some(s) => sig = s,
             None => {
@@ -58,6 +62,9 @@ fn main() -> i32 {
                 return 2;
             }
         }
+        args.next();
+    }
+    if args.peek() == Some(&"--") {
         args.next();
     }
     let mut status = 0;

@@ -289,8 +289,8 @@ impl Held {
 }
 
 /// Signals whose default action is to do nothing, on Tally and on Linux alike (0 only checks
-/// that the target exists): SIGCHLD, SIGCONT, SIGURG, SIGWINCH. (SIGSTOP and its kin are
-/// ignored by Tally, which has no job control, but would stop the fuzzer on Linux.)
+/// that the target exists): SIGCHLD, SIGCONT, SIGURG, SIGWINCH. (SIGSTOP and its kin would
+/// stop the fuzzer, on Tally as on Linux.)
 const HARMLESS_SIGNALS: [i32; 5] = [0, 17, 18, 23, 28];
 /// No process has a pid this high: Tally's pids stay below 32768 (`tally_tasktable`'s
 /// `PID_MAX_DEFAULT`), Linux's below `pid_max`, at most 4194304 (`PID_MAX_LIMIT`).
@@ -306,8 +306,8 @@ const SIGNAL_MAX: i32 = 64;
 /// low 32 bits of each register count, and only those are changed.
 ///
 /// * an invalid signal (negative or above 64): unchanged, whatever the pid (`EINVAL`);
-/// * `pid <= 0` names process groups (Tally: `EINVAL`; Linux: the caller's group, or every
-///   process it may signal): the signal becomes 0, which delivers nothing anywhere;
+/// * `pid <= 0` names process groups (Tally and Linux: the caller's group, group `-pid`, or
+///   every process it may signal): the signal becomes 0, which delivers nothing anywhere;
 /// * `pid > 0` and a harmless signal: the pid becomes the fuzzer's own (the signal is
 ///   counted in its SIG, nothing else happens);
 /// * `pid > 0` and any other signal: the pid is moved into `NO_SUCH_PID..i32::MAX` (`ESRCH`).

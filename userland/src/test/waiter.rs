@@ -1,8 +1,8 @@
 //! `/test/waiter` — `wait4`'s contract from ring 3, and what it reports of a child: the
 //! fixture of the `user_wait4` self-test (`tally_uapi::fixture`).
 //!
-//! Checks: ECHILD without children (1); EINVAL for pid 0 and pid < -1 (process groups) and
-//! an unknown option (2-4); `spawn /bin/spin 30` (5); `WNOHANG` while it runs answers 0 (6);
+//! Checks: ECHILD without children (1), also for pid 0 and pid < -1 (process groups: no
+//! child in them); EINVAL for an unknown option (2-4); `spawn /bin/spin 30` (5); `WNOHANG` while it runs answers 0 (6);
 //! a bad status or rusage pointer is EFAULT and the child is not lost (7, 8); the reap with a
 //! rusage (9) and status 0 (10); ECHILD once reaped (11); `msa(MSA_CHILDREN)` (12), whose
 //! ONCPU_USR in µs is the rusage's `ru_utime` (13). The rusage, the timers and the child's
@@ -27,8 +27,8 @@ const UNKNOWN_OPTION: usize = 0x100;
 fn main() -> i32 {
     let area = Area::map();
     expect_err(sys::wait4(-1, None, 0, None), ECHILD, 1);
-    expect_err(sys::wait4(0, None, 0, None), EINVAL, 2);
-    expect_err(sys::wait4(-7, None, 0, None), EINVAL, 3);
+    expect_err(sys::wait4(0, None, 0, None), ECHILD, 2);
+    expect_err(sys::wait4(-7, None, 0, None), ECHILD, 3);
     expect_err(sys::wait4(-1, None, UNKNOWN_OPTION, None), EINVAL, 4);
     let child = positive(sys::spawn("/bin/spin", &["spin", "30"]), 5);
     let pid = child as isize;

@@ -60,6 +60,7 @@ pub mod prio_array;
 mod runqueue;
 mod schedule;
 mod setprio;
+mod stop;
 mod task;
 mod tick;
 pub mod timeslice;

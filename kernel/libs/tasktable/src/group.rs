@@ -10,7 +10,8 @@
 //!
 //! The group holds the live members (the thread list, so walking a process's threads never
 //! walks the whole table), the parent and the child processes (the tree, `tree.rs`), the
-//! group exit status set by `exit_group`, and the two accumulators of `accum.rs`.
+//! group exit status set by `exit_group`, the two accumulators of `accum.rs`, and the
+//! process's job-control state (process group, session, stop state: `jobs.rs`).
 //!
 //! Flow: made by `create` of a process, joined by `create` of a thread, left by `exit`,
 //! dropped when the parent's `wait` reaps the leader.
@@ -33,6 +34,8 @@ pub(crate) struct ThreadGroup<A> {
     pub(crate) dead: A,
     /// Totals of reaped child processes, and of what they had reaped in turn.
     pub(crate) children_total: A,
+    /// Process group, session, ignored signals and stop state (`jobs.rs`).
+    pub(crate) job: crate::jobs::JobControl,
 }
 
 impl<A: Default> ThreadGroup<A> {
@@ -44,6 +47,7 @@ impl<A: Default> ThreadGroup<A> {
             group_exit: None,
             dead: A::default(),
             children_total: A::default(),
+            job: crate::jobs::JobControl::default(),
         }
     }
 }

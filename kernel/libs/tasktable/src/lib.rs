@@ -17,7 +17,8 @@
 //! * `table.rs` — the table: creation and queries;
 //! * `tree.rs` — parents, children, adoption by init;
 //! * `exit.rs` — ending threads and processes;
-//! * `wait.rs` — reaping;
+//! * `jobs.rs` — process groups, sessions, ignored signals, stopped and continued processes;
+//! * `wait.rs` — reaping, and reporting stopped and continued children;
 //! * `status.rs` — the wait-status encoding and its `W*` decoders.
 //!
 //! ## How the kernel drives it
@@ -43,6 +44,7 @@ extern crate alloc;
 mod accum;
 mod exit;
 mod group;
+mod jobs;
 mod pid;
 mod slab;
 mod status;
@@ -53,13 +55,14 @@ mod wait;
 
 pub use accum::Accumulate;
 pub use exit::{ExitReport, Released};
+pub use jobs::{JobReport, SpawnGroup};
 pub use pid::{PID_MAX_DEFAULT, RESERVED_PIDS};
 pub use slab::TaskKey;
 pub use status::{wcoredump, wexitstatus, wifexited, wifsignaled, wtermsig, ExitStatus, NSIG};
 pub use table::{CreateKind, TaskTable, IDLE_PID, INIT_PID};
 pub use task::{make_comm, AcctFlags, ExitState, Task, TASK_COMM_LEN};
 pub use tree::ProcessExit;
-pub use wait::{Reaped, WaitFor, WaitOutcome};
+pub use wait::{Reaped, WaitFor, WaitOpts, WaitOutcome};
 
 /// A Linux errno value (positive), one of `tally_uapi::errno`.
 pub type Errno = i32;

@@ -159,6 +159,10 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         }
         if let Some(g) = self.group_mut(key) {
             g.members.push(key);
+            // The root of the tree leads its own group and session (pid 0 and kernel
+            // daemons stay in "session 0", as Linux's kernel threads do).
+            g.job.pgid = pid;
+            g.job.sid = pid;
         }
         Ok(key)
     }
@@ -166,7 +170,8 @@ impl<T, A: Accumulate> TaskTable<T, A> {
     /// Creates a task on behalf of `creator` (a live task, not idle). The new task inherits
     /// comm, uid and gid, is flagged `AFORK`, and gets a fresh pid.
     ///
-    /// * [`CreateKind::Process`]: pid = tgid, parent = the creator's process.
+    /// * [`CreateKind::Process`]: pid = tgid, parent = the creator's process, in the
+    ///   creator's process group and session.
     /// * [`CreateKind::Thread`]: joins the creator's group (its tgid and parent).
     ///
     /// Errors: `ESRCH` creator stale or exited, `EINVAL` creator is idle, `EAGAIN` no free
@@ -185,6 +190,10 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         }
         let (comm, uid, gid, tgid) = (c.comm, c.uid, c.gid, c.tgid);
         let proc = self.leader(creator)?;
+        let (pgid, sid) = {
+            let j = &self.group(proc)?.job;
+            (j.pgid, j.sid)
+        };
         // Make room in the lists we will push to first, so nothing below can fail halfway.
         let mut own_group = None;
         match kind {
@@ -193,6 +202,10 @@ impl<T, A: Accumulate> TaskTable<T, A> {
                 g.children.try_reserve(1).map_err(|_| ENOMEM)?;
                 let mut ng = ThreadGroup::new(Some(proc));
                 ng.members.try_reserve(1).map_err(|_| ENOMEM)?;
+                // A child process starts in its creator's process group and session
+                // (`jobs.rs`); ignored signals and the stop state are not inherited.
+                ng.job.pgid = pgid;
+                ng.job.sid = sid;
                 own_group = Some(ng);
             }
             CreateKind::Thread => {

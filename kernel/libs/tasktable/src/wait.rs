@@ -8,6 +8,8 @@
 //! [`TaskTable::wait`] answers in one of four ways, and never blocks itself:
 //!
 //! * `Ok(Reaped(..))` — a matching zombie child was collected;
+//! * `Ok(Job { .. })` — with `WUNTRACED`/`WCONTINUED`, a matching child stopped or was
+//!   continued (`jobs.rs`): its report is collected, the child stays;
 //! * `Ok(NotReady)` — matching children exist, none is dead yet, and the caller said `nohang`;
 //! * `Ok(Sleep { queue })` — same, without `nohang`: the kernel puts the caller on the wait
 //!   queue of `queue` (the caller's process) and calls `wait` again when woken. Exits wake
@@ -19,7 +21,10 @@
 
 use tally_uapi::errno::{ECHILD, EINVAL, ESRCH};
 
+use alloc::vec::Vec;
+
 use crate::group::remove_key;
+use crate::jobs::JobReport;
 use crate::status::ExitStatus;
 use crate::table::TaskTable;
 use crate::{Accumulate, Errno, TaskKey};
@@ -29,8 +34,21 @@ use crate::{Accumulate, Errno, TaskKey};
 pub enum WaitFor {
     /// Any child (`waitpid(-1, ..)`).
     Any,
-    /// The child process with this pid (> 0; process groups are not modelled: `EINVAL`).
+    /// The child process with this pid (> 0).
     Pid(i32),
+    /// Any child in process group `pgid`; 0: the caller's group (`waitpid(0 or -pgid, ..)`).
+    Group(i32),
+}
+
+/// `wait4`'s options that this table implements.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct WaitOpts {
+    /// `WNOHANG`: do not sleep.
+    pub nohang: bool,
+    /// `WUNTRACED`: also report children that have stopped.
+    pub untraced: bool,
+    /// `WCONTINUED`: also report stopped children continued by SIGCONT.
+    pub continued: bool,
 }
 
 /// A collected child.
@@ -54,6 +72,12 @@ pub struct Reaped<T, A> {
 #[derive(Debug)]
 pub enum WaitOutcome<T, A> {
     Reaped(Reaped<T, A>),
+    /// A child stopped or continued (`WUNTRACED`/`WCONTINUED`): its pid and wait status
+    /// (`0x7f | sig << 8` stopped, `0xffff` continued). The child stays.
+    Job {
+        pid: i32,
+        status: i32,
+    },
     /// `nohang` and no matching child is dead yet (`waitpid` returns 0).
     NotReady,
     /// No matching child is dead yet: sleep on the wait queue of `queue` (the caller's
@@ -67,15 +91,21 @@ impl<T, A: Accumulate> TaskTable<T, A> {
     /// Collects a dead child of `caller`'s process. Errors: `ESRCH` caller stale or exited,
     /// `EINVAL` `WaitFor::Pid` not positive, `ECHILD` no such child.
     pub fn wait(&mut self, caller: TaskKey, which: WaitFor, nohang: bool) -> Result<WaitOutcome<T, A>, Errno> {
+        self.wait_opts(caller, which, WaitOpts { nohang, ..WaitOpts::default() })
+    }
+
+    /// [`TaskTable::wait`] with all of `wait4`'s options: a dead child is reaped first; else,
+    /// with `untraced`/`continued`, a child's stop or continue report (`jobs.rs`) is
+    /// collected. `WaitFor::Group` with no child in that group is `ECHILD`.
+    pub fn wait_opts(&mut self, caller: TaskKey, which: WaitFor, o: WaitOpts) -> Result<WaitOutcome<T, A>, Errno> {
         self.live(caller)?;
         let proc = self.leader(caller)?;
         let g = self.group(proc)?;
-        let found = match which {
-            WaitFor::Any => {
-                if g.children.is_empty() {
-                    return Err(ECHILD);
-                }
-                g.children.iter().copied().find(|&c| self.is_waitable(c) == Ok(true))
+        let candidates: Vec<TaskKey> = match which {
+            WaitFor::Any => g.children.clone(),
+            WaitFor::Group(pgid) => {
+                let pgid = if pgid == 0 { g.job.pgid } else { pgid };
+                g.children.iter().copied().filter(|&c| self.pgid(c) == Ok(pgid)).collect()
             }
             WaitFor::Pid(pid) if pid <= 0 => return Err(EINVAL),
             WaitFor::Pid(pid) => {
@@ -85,13 +115,28 @@ impl<T, A: Accumulate> TaskTable<T, A> {
                 if !is_child {
                     return Err(ECHILD);
                 }
-                Some(child).filter(|&c| self.is_waitable(c) == Ok(true))
+                alloc::vec![child]
             }
         };
-        match found {
-            Some(child) => self.reap(proc, child).map(WaitOutcome::Reaped),
-            None if nohang => Ok(WaitOutcome::NotReady),
-            None => Ok(WaitOutcome::Sleep { queue: proc }),
+        if candidates.is_empty() {
+            return Err(ECHILD);
+        }
+        if let Some(&child) = candidates.iter().find(|&&c| self.is_waitable(c) == Ok(true)) {
+            return self.reap(proc, child).map(WaitOutcome::Reaped);
+        }
+        if let Some(&child) = candidates.iter().find(|&&c| self.has_report(c, o.untraced, o.continued)) {
+            let pid = self.get(child)?.pid();
+            let status = match self.take_report(child, o.untraced, o.continued) {
+                Some(JobReport::Stopped(sig)) => 0x7f | i32::from(sig) << 8,
+                Some(JobReport::Continued) => 0xffff,
+                None => return Err(ESRCH),
+            };
+            return Ok(WaitOutcome::Job { pid, status });
+        }
+        if o.nohang {
+            Ok(WaitOutcome::NotReady)
+        } else {
+            Ok(WaitOutcome::Sleep { queue: proc })
         }
     }
 

@@ -256,6 +256,7 @@ impl Harness {
         let candidates: Vec<TaskKey> = match which {
             WaitFor::Any => kids.clone(),
             WaitFor::Pid(p) => kids.iter().copied().filter(|&k| self.t.get(k).unwrap().pid() == p).collect(),
+            WaitFor::Group(_) => unreachable!("process groups are tested in src/jobs.rs"),
         };
         let ready: Vec<TaskKey> = candidates.iter().copied().filter(|&k| self.t.is_waitable(k) == Ok(true)).collect();
         let expect_total = ready.first().map(|&k| {
@@ -275,6 +276,7 @@ impl Harness {
                 assert!(!nohang && !candidates.is_empty() && ready.is_empty());
                 assert_eq!(queue, proc);
             }
+            (_, Ok(WaitOutcome::Job { .. })) => panic!("a stop or continue reported without WUNTRACED/WCONTINUED"),
             (_, Ok(WaitOutcome::Reaped(r))) => {
                 assert!(ready.contains(&r.key), "reaped a waitable matching child");
                 let (total, children) = expect_total.unwrap();

@@ -58,10 +58,19 @@
 //!   [`SPAWN_MAX_ARGS`] arguments or more than 128 KiB of them, `EINVAL` an argument
 //!   containing NUL or a bad ELF layout, `ENAMETOOLONG`, `EFAULT`, `EAGAIN` too many tasks,
 //!   `ENOMEM`. The child's name (comm) is the program's file name; it inherits uid, nice
-//!   and policy. Like `posix_spawn`: there is no fork.
-//! * `wait4(pid, status, options, rusage)` — Linux's, for `pid` = -1 (any child) or > 0; 0
-//!   and < -1 (process groups) are `EINVAL`. `options`: `WNOHANG` (returns 0 if no child
-//!   has ended); `WUNTRACED`/`WCONTINUED` are accepted and never report (no job control).
+//!   and policy. Like `posix_spawn`: there is no fork. The 5th argument is
+//!   `posix_spawnattr_setflags`' flags: [`POSIX_SPAWN_SETPGROUP`] puts the child in process
+//!   group `a[5]` before it runs (0: a new group it leads; `EPERM` a group of another
+//!   session or none, `EINVAL` a negative one), [`POSIX_SPAWN_SETSID`] makes it lead a new
+//!   session; [`SPAWN_TCSETPGRP`] then makes the child's group the console's foreground
+//!   group, also before it runs (`ENOTTY` if the console is not the caller's controlling
+//!   terminal); any other bit is `EINVAL`. The child starts in its parent's group and
+//!   session otherwise, with every signal at its default.
+//! * `wait4(pid, status, options, rusage)` — Linux's: `pid` -1 any child, > 0 that child,
+//!   0 any child in the caller's process group, < -1 any child in group `-pid`.
+//!   `options`: `WNOHANG` (returns 0 if no child has ended); `WUNTRACED` also reports a
+//!   child that stopped (status `0x7f | sig << 8`), `WCONTINUED` one continued by SIGCONT
+//!   (status `0xffff`) — each event once; the `rusage` of such a report is all zeros.
 //!   `status` and `rusage` (either may be NULL) are checked *before* a child is reaped, so
 //!   a bad pointer cannot lose a child. `rusage` is [`Rusage`], filled from the reaped
 //!   child and the children it waited for (Linux's `RUSAGE_BOTH`). `EINTR` if the caller's
@@ -146,6 +155,9 @@ pub const SYS_LSEEK: usize = 8;
 pub const SYS_MMAP: usize = 9;
 pub const SYS_MUNMAP: usize = 11;
 pub const SYS_BRK: usize = 12;
+/// `rt_sigaction(sig, act, oldact, sigsetsize)`: only `SIG_DFL`/`SIG_IGN` (see
+/// [`crate::signal`]).
+pub const SYS_RT_SIGACTION: usize = 13;
 /// `ioctl(fd, request, arg)`: on the console, the terminal requests of [`crate::tty`]
 /// (`TCGETS`, `TCSETS`, `TCSETSW`, `TCSETSF`, `TIOCGWINSZ`, `TIOCSWINSZ`); `ENOTTY` on any
 /// other descriptor and for a request the console does not know, as Linux answers.
@@ -179,7 +191,14 @@ pub const SYS_MKDIR: usize = 83;
 pub const SYS_UNLINK: usize = 87;
 pub const SYS_GETUID: usize = 102;
 pub const SYS_SETUID: usize = 105;
+/// `setpgid(pid, pgid)`, `getpgrp()`, `setsid()`, `getpgid(pid)`, `getsid(pid)`: process
+/// groups and sessions, with Linux's rules and errnos (`docs/job-control.md`).
+pub const SYS_SETPGID: usize = 109;
 pub const SYS_GETPPID: usize = 110;
+pub const SYS_GETPGRP: usize = 111;
+pub const SYS_SETSID: usize = 112;
+pub const SYS_GETPGID: usize = 121;
+pub const SYS_GETSID: usize = 124;
 pub const SYS_SETPRIORITY: usize = 141;
 pub const SYS_SCHED_SETSCHEDULER: usize = 144;
 /// `acct(path)`: process accounting to `path` (an existing regular file on `/var`), or off
@@ -252,6 +271,14 @@ pub const SCHED_FIFO: usize = 1;
 pub const SCHED_RR: usize = 2;
 pub const SCHED_BATCH: usize = 3;
 
+/// `spawn`'s 5th argument, flags (glibc's `posix_spawnattr_setflags` values): put the child
+/// in process group `a[5]` (0: a new group it leads), or make it lead a new session.
+pub const POSIX_SPAWN_SETPGROUP: usize = 0x02;
+pub const POSIX_SPAWN_SETSID: usize = 0x80;
+/// `spawn` flag, Tally's: the child's process group becomes the console's foreground group
+/// before the child runs (glibc's `posix_spawn_file_actions_addtcsetpgrp_np` on the
+/// console); `ENOTTY` if the console is not the caller's controlling terminal.
+pub const SPAWN_TCSETPGRP: usize = 0x1_0000;
 /// Most arguments `spawn` accepts: 8192, so that the argument array itself (16 bytes an
 /// argument) is at most 128 KiB, the bound on the arguments' bytes (`ARG_MAX`). Linux has no
 /// count of its own worth the name (`MAX_ARG_STRINGS` is 2³¹ − 1): its bound is the bytes
