@@ -189,10 +189,7 @@ pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, String> {
         if (s.expect == Expect::Exited) != s.exit_status.is_some()
             || s.exit_status.is_some_and(|n| !(1..=111).contains(&n))
         {
-            return Err(format!(
-                "{}: `expect = \"exited\"` and `exit_status` (1 to 111) go together",
-                path.display()
-            ));
+            return Err(format!("{}: `expect = \"exited\"` and `exit_status` (1 to 111) go together", path.display()));
         }
         if (s.expect == Expect::Killed) != s.kill_after.is_some() {
             return Err(format!("{}: `expect = \"killed\"` and `kill_after` go together", path.display()));
