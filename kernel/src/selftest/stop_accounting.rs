@@ -155,9 +155,14 @@ pub fn stopped() -> Result<(), &'static str> {
 }
 
 /// Send `bytes` through the UART's loopback (as if typed) and wait until the console's
-/// interrupt has taken them all (nothing may print meanwhile).
+/// interrupt has taken them all (nothing may print meanwhile: in loopback the UART's output
+/// comes back as input, so the line discipline's echo — `^C` — is off while typing).
 fn type_on_console(bytes: &[u8]) {
     let (before, _) = crate::drivers::tty::stats();
+    let saved = crate::drivers::tty::termios();
+    let mut quiet = saved;
+    quiet.c_lflag &= !tally_uapi::tty::ECHO;
+    crate::drivers::tty::set_termios(quiet, false);
     hal::serial::set_loopback(true);
     hal::serial::send_raw(bytes);
     let mut waited = 0;
@@ -166,6 +171,7 @@ fn type_on_console(bytes: &[u8]) {
         waited += 1;
     }
     hal::serial::set_loopback(false);
+    crate::drivers::tty::set_termios(saved, false);
 }
 
 /// Start `argv` as a job of its own (a new process group), in the console's foreground if

@@ -12,15 +12,21 @@
 //! (19); `SIGCONT` and `WCONTINUED` (20-21); `tcsetpgrp` to it and back (22-23), `ESRCH` for
 //! a group that does not exist (24); `rt_sigaction`: `SIG_IGN` then reading it back (25-26),
 //! `EINVAL` for SIGKILL and for a handler (27-28); `kill(-pgid, SIGKILL)` ends the stopped
-//! child (29-30); `kill(-999999, 0)` is `ESRCH` (31). Exit status: the failed check, 0 if none.
+//! child (29-30); `kill(-999999, 0)` is `ESRCH` (31). A console reader (`cat`) spawned as the
+//! foreground job (32), stopped with SIGSTOP (33) and continued in the background once the
+//! console is taken back (34) — `bg` after ^Z — is stopped again by SIGTTIN instead of going on
+//! reading from the background (35), then killed (36). Exit status: the failed check, 0 if
+//! none.
 #![no_std]
 #![no_main]
 #![deny(unsafe_code)]
 
 use tally_rt::fixture::{check, expect_err, expect_ok, positive};
 use tally_rt::uapi::errno::{EACCES, EINVAL, ENOTTY, EPERM, ESRCH};
-use tally_rt::uapi::signal::{SIGCONT, SIGKILL, SIGSTOP, SIGTSTP, SIGTTOU};
-use tally_rt::uapi::syscall::{POSIX_SPAWN_SETPGROUP, POSIX_SPAWN_SETSID, WCONTINUED, WNOHANG, WUNTRACED};
+use tally_rt::uapi::signal::{SIGCONT, SIGKILL, SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU};
+use tally_rt::uapi::syscall::{
+    POSIX_SPAWN_SETPGROUP, POSIX_SPAWN_SETSID, SPAWN_TCSETPGRP, WCONTINUED, WNOHANG, WUNTRACED,
+};
 use tally_rt::uapi::wait::{wifcontinued, wifstopped, wstopsig};
 use tally_rt::{println, sys};
 
@@ -75,6 +81,24 @@ fn main() -> i32 {
     expect_ok(sys::wait4(child as isize, Some(&mut status), 0, None), child, 30);
     check(status == i32::from(SIGKILL), 30);
     expect_err(sys::kill(-999_999, 0), ESRCH, 31);
-    println!("jobs_abi: 31 checks passed");
+
+    // ^Z then bg on a job waiting in a console read: whether `cat` was already asleep in its
+    // read when stopped, or not yet reading, once continued in the background it must not
+    // read — SIGTTIN stops it (a blocking wait: without that, the scenario times out).
+    let reader = positive(sys::spawn_attr("/bin/cat", &["cat"], POSIX_SPAWN_SETPGROUP | SPAWN_TCSETPGRP, 0), 32);
+    let _ = sys::sleep_ms(20);
+    let group = -(reader as isize);
+    expect_ok(sys::kill(group, i32::from(SIGSTOP)), 0, 33);
+    expect_ok(sys::wait4(group, Some(&mut status), WUNTRACED, None), reader, 33);
+    check(wifstopped(status) && wstopsig(status) == i32::from(SIGSTOP), 33);
+    expect_ok(sys::tcsetpgrp(0, me), 0, 34);
+    expect_ok(sys::kill(group, i32::from(SIGCONT)), 0, 34);
+    expect_ok(sys::wait4(group, Some(&mut status), WCONTINUED, None), reader, 34);
+    expect_ok(sys::wait4(group, Some(&mut status), WUNTRACED, None), reader, 35);
+    check(wifstopped(status) && wstopsig(status) == i32::from(SIGTTIN), 35);
+    expect_ok(sys::kill(group, i32::from(SIGKILL)), 0, 36);
+    expect_ok(sys::wait4(group, Some(&mut status), 0, None), reader, 36);
+    check(status == i32::from(SIGKILL), 36);
+    println!("jobs_abi: 36 checks passed");
     0
 }
