@@ -30,6 +30,7 @@
 //! | SLP    | `pr_slptime`, all other sleep    | INTERRUPTIBLE_SLEEP + UNINTERRUPTIBLE_SLEEP + POLL_SLEEP |
 //! | LAT    | `pr_wtime`, waiting for a CPU    | ONACTIVEQUEUE + ONEXPIREDQUEUE |
 //! | INT    | (none: Tally's own column)       | INTERRUPTED (an interrupt handler ran on the thread's time) |
+//! | STP    | (none: Tally's own column)       | STOPPED (job control: SIGSTOP/SIGTSTP until SIGCONT) |
 //! | VCX ICX | `pr_vctx`, `pr_ictx`            | voluntary / involuntary context switches in the interval |
 //! | SCL SIG | `pr_sysc`, `pr_sigs`            | system calls / signals in the interval (SIGCHLD, `kill`, faults) |
 //!
@@ -41,11 +42,15 @@
 //! row add up to ~98.7 %, so it gets a column of its own, INT, after LAT. The per-IRQ kstats
 //! (`kstat -p unix:0:irq_timer`) say which line's handlers the time went to.
 //!
-//! With INT, a row adds up to 100 % (each column rounded to 0.1: ± 0.5 over the nine) for a
-//! thread that lived through the interval. Two states have no column: STOPPED (Solaris keeps
-//! `pr_stoptime` and prstat does not print it either) and ZOMBIE (an exited thread has no
-//! time left to spend; prstat shows such an LWP as all zero); a row whose thread was stopped
-//! or exited during the interval adds up to less.
+//! **STP is not Solaris' either.** Solaris keeps a stopped LWP's time (`pr_stoptime`) but
+//! `prstat -m` never prints it, so a stopped process's row adds up to less than 100 % there.
+//! Tally shows it, after INT: job control is where students stop processes on purpose and
+//! want to see the time go somewhere (`docs/job-control.md`).
+//!
+//! With INT and STP, a row adds up to 100 % (each column rounded to 0.1: ± 0.5 over the ten)
+//! for a thread that lived through the interval. ZOMBIE has no column (an exited thread has
+//! no time left to spend; prstat shows such an LWP as all zero); a row whose thread exited
+//! during the interval adds up to less.
 //!
 //! **The idle task is not listed** (pid 0, the boot thread that halts the CPU when nothing
 //! runs): its time is the CPU's idle time, not work of a process, and Solaris' idle threads
@@ -76,7 +81,7 @@ use MicroState::*;
 
 /// prstat -m's microstate columns, each the sum of the Tally states listed (see the table in
 /// the module documentation).
-const COLUMNS: [(&str, &[MicroState]); 9] = [
+const COLUMNS: [(&str, &[MicroState]); 10] = [
     ("USR", &[OncpuUsr]),
     ("SYS", &[OncpuSys]),
     ("TRP", &[OncpuTrap]),
@@ -86,6 +91,7 @@ const COLUMNS: [(&str, &[MicroState]); 9] = [
     ("SLP", &[InterruptibleSleep, UninterruptibleSleep, PollSleep]),
     ("LAT", &[OnActiveQueue, OnExpiredQueue]),
     ("INT", &[Interrupted]),
+    ("STP", &[Stopped]),
 ];
 
 /// The idle task's process id: not listed (see the module documentation).
