@@ -236,9 +236,15 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         true
     }
 
-    /// Does process group `pgid` have a member whose stop has completed?
+    /// Does process group `pgid` have a member whose stop has completed? (No scan of the
+    /// table while no process at all is stopped.)
     pub fn group_has_stopped(&self, pgid: i32) -> bool {
-        self.process_group(pgid).into_iter().any(|k| self.job(k).is_ok_and(|j| j.stopped))
+        self.stopped_processes > 0 && self.process_group(pgid).into_iter().any(|k| self.job(k).is_ok_and(|j| j.stopped))
+    }
+
+    /// Processes in the table whose stop has completed (reaped ones no longer count).
+    pub fn stopped_processes(&self) -> usize {
+        self.stopped_processes
     }
 
     // ---- signal dispositions ---------------------------------------------------------------
@@ -298,6 +304,7 @@ impl<T, A: Accumulate> TaskTable<T, A> {
             Some(sig) if !j.stopped => {
                 j.stopped = true;
                 j.report = Some(JobReport::Stopped(sig));
+                self.stopped_processes += 1;
                 Ok(Some(sig))
             }
             _ => Ok(None),
@@ -314,6 +321,7 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         j.stopped = false;
         if was_stopped {
             j.report = Some(JobReport::Continued);
+            self.stopped_processes -= 1;
         }
         Ok(was_stopped)
     }
@@ -518,6 +526,7 @@ mod tests {
         t.complete_stop(a).unwrap();
         t.continue_process(a).unwrap();
         assert_eq!(wait(&mut t, sh, WaitFor::Any, true, true), Some((pa, 0xffff)));
+        assert_eq!(t.stopped_processes(), 0, "every completed stop was continued");
     }
 
     #[test]
@@ -535,8 +544,12 @@ mod tests {
         t.request_stop(a, 19).unwrap();
         t.complete_stop(a).unwrap();
         assert_eq!(wait(&mut t, sh, WaitFor::Group(pa), true, false), Some((pa, 0x137f)));
-        // A stopped child that dies is reaped as usual.
+        assert_eq!(t.stopped_processes(), 1);
+        assert!(t.group_has_stopped(pa));
+        // A stopped child that dies is reaped as usual, and no longer counts as stopped.
         t.exit(a, crate::ExitStatus::signaled(9, false).unwrap(), |_| 0).unwrap();
         assert_eq!(wait(&mut t, sh, WaitFor::Any, true, true), Some((pa, 9)));
+        assert_eq!(t.stopped_processes(), 0);
+        assert!(!t.group_has_stopped(pa));
     }
 }

@@ -41,19 +41,23 @@ pub const IDLE_PID: i32 = 0;
 pub struct TaskTable<T, A> {
     pub(crate) tasks: Slab<Task<T, A>>,
     pub(crate) pids: Pids,
+    /// Processes in the table whose stop has completed (`jobs.rs`): while there are none —
+    /// nearly always — a death needs no look for orphaned stopped groups, which would scan
+    /// the whole table.
+    pub(crate) stopped_processes: usize,
 }
 
 impl<T, A: Accumulate> TaskTable<T, A> {
     /// A table with Linux's defaults: pids below `PID_MAX_DEFAULT` (32768), restarting at
     /// `RESERVED_PIDS` (300) after a wrap.
     pub fn new() -> Self {
-        TaskTable { tasks: Slab::new(), pids: Pids::with_defaults() }
+        TaskTable { tasks: Slab::new(), pids: Pids::with_defaults(), stopped_processes: 0 }
     }
 
     /// A table whose pids are below `pid_max` and restart at `reserved` after a wrap
     /// (`1 <= reserved < pid_max`, else `EINVAL`).
     pub fn with_pid_max(pid_max: i32, reserved: i32) -> Result<Self, Errno> {
-        Ok(TaskTable { tasks: Slab::new(), pids: Pids::new(pid_max, reserved)? })
+        Ok(TaskTable { tasks: Slab::new(), pids: Pids::new(pid_max, reserved)?, stopped_processes: 0 })
     }
 
     /// Number of tasks in the table, zombies included.
