@@ -246,8 +246,9 @@ impl<const N: usize> Ldisc<N> {
         if self.termios.lflag(ECHO) {
             self.echo_ctl(b, out);
             out.echo(b"\n");
+            // `cols` stays the width of what the line still holds (0 once flushed): with
+            // NOFLSH the kept characters can still be erased, and `erase` counts on it.
             self.start_col = 0;
-            self.cols = 0;
         }
         Some(Signal { sig, flush })
     }
@@ -510,7 +511,7 @@ impl<const N: usize> Ldisc<N> {
         let w = usize::from(self.meta[start] - 1);
         let tab = self.line[start] == b'\t';
         self.len = start;
-        self.cols -= w;
+        self.cols = self.cols.saturating_sub(w);
         if self.termios.lflag(ECHO) {
             for _ in 0..w {
                 // A tab left only blank columns behind: back over them.

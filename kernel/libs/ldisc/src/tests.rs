@@ -315,3 +315,22 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn noflsh_keeps_the_line_and_it_can_still_be_erased() {
+    let mut ld = Ldisc::<4096>::new();
+    let mut t = ld.termios();
+    t.c_lflag |= NOFLSH;
+    ld.set_termios(t);
+    let (_, sigs) = typed(&mut ld, b"ab\xc3\xa9\x03");
+    assert_eq!(sigs.len(), 1);
+    assert!(!sigs[0].flush);
+    assert_eq!(ld.line(), "abé".as_bytes(), "NOFLSH keeps the line");
+    assert_eq!(ld.columns(), 3);
+    // Every kept character erases, and one more erase finds the line empty.
+    typed(&mut ld, b"\x7f\x7f\x7f\x7f");
+    assert_eq!(ld.line(), b"");
+    assert_eq!(ld.columns(), 0);
+    typed(&mut ld, b"x\n");
+    assert_eq!(read_all(&mut ld), Some(b"x\n".to_vec()));
+}

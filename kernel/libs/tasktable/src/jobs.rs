@@ -242,7 +242,8 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         self.stopped_processes > 0 && self.process_group(pgid).into_iter().any(|k| self.job(k).is_ok_and(|j| j.stopped))
     }
 
-    /// Processes in the table whose stop has completed (reaped ones no longer count).
+    /// Live processes in the table whose stop has completed (a process that dies is stopped
+    /// no more).
     pub fn stopped_processes(&self) -> usize {
         self.stopped_processes
     }
@@ -546,10 +547,10 @@ mod tests {
         assert_eq!(wait(&mut t, sh, WaitFor::Group(pa), true, false), Some((pa, 0x137f)));
         assert_eq!(t.stopped_processes(), 1);
         assert!(t.group_has_stopped(pa));
-        // A stopped child that dies is reaped as usual, and no longer counts as stopped.
+        // A stopped child that dies no longer counts as stopped, and is reaped as usual.
         t.exit(a, crate::ExitStatus::signaled(9, false).unwrap(), |_| 0).unwrap();
-        assert_eq!(wait(&mut t, sh, WaitFor::Any, true, true), Some((pa, 9)));
         assert_eq!(t.stopped_processes(), 0);
-        assert!(!t.group_has_stopped(pa));
+        assert!(!t.group_has_stopped(pa) && !t.is_stopped(a));
+        assert_eq!(wait(&mut t, sh, WaitFor::Any, true, true), Some((pa, 9)));
     }
 }

@@ -56,6 +56,18 @@ impl<T, A: Accumulate> TaskTable<T, A> {
             ),
             None => (None, Vec::new(), ExitStatus::default(), A::default()),
         };
+        // A process that dies stopped (SIGKILL ends a stopped process) is stopped no more, and
+        // its unread stop or continue report gives way to its exit (Linux's group exit clears
+        // SIGNAL_STOP_STOPPED): an orphaned group is not hung up for a dead member.
+        let mut was_stopped = false;
+        if let Some(g) = self.group_mut(leader) {
+            was_stopped = core::mem::take(&mut g.job.stopped);
+            g.job.stopping = None;
+            g.job.report = None;
+        }
+        if was_stopped {
+            self.stopped_processes -= 1;
+        }
         let mut wake_init = None;
         for &child in &orphans {
             let zombie = match self.group_mut(child) {

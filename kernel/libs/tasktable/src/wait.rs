@@ -146,9 +146,6 @@ impl<T, A: Accumulate> TaskTable<T, A> {
         let task = self.tasks.remove(child).ok_or(ESRCH)?;
         self.pids.remove(task.pid);
         let group = task.group.unwrap_or_else(|| crate::group::ThreadGroup::new(None));
-        if group.job.stopped {
-            self.stopped_processes -= 1;
-        }
         let status = group.group_exit.or(task.exit_status).unwrap_or_default();
         if let Some(g) = self.group_mut(proc) {
             remove_key(&mut g.children, child);
