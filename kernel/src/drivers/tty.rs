@@ -185,8 +185,7 @@ pub fn on_interrupt() {
             got = true;
             if let Some(s) = tty.ld.signal_char(b, &mut Echo) {
                 if s.flush {
-                    FLUSHED.fetch_add(tty.raw.len() as u64, Ordering::Relaxed);
-                    tty.raw.clear();
+                    discard_raw(tty, s.discarded);
                 }
                 SIGNALS.fetch_add(1, Ordering::Relaxed);
                 if nsigs < MAX_SIGNALS && !sigs[..nsigs].contains(&s.sig) {
@@ -226,10 +225,15 @@ pub fn discard() {
 }
 
 fn flush(tty: &mut Tty) {
-    let n = tty.raw.len() + tty.ld.available() + tty.ld.line().len();
-    FLUSHED.fetch_add(n as u64, Ordering::Relaxed);
+    let discarded = tty.ld.flush();
+    discard_raw(tty, discarded);
+}
+
+/// The line discipline has discarded `discarded` bytes of its own (a flush, or a signal
+/// character's): the raw bytes behind them go too, and all are counted (`flushed`).
+fn discard_raw(tty: &mut Tty, discarded: usize) {
+    FLUSHED.fetch_add((tty.raw.len() + discarded) as u64, Ordering::Relaxed);
     tty.raw.clear();
-    tty.ld.flush();
 }
 
 /// After RAW was drained to half: turn the receive interrupt back on (the UART raises IRQ 4
@@ -271,8 +275,7 @@ pub fn read(buf: &mut [u8], epoch: u64) -> Result<Option<usize>, i32> {
             // A signal character reaches here only if ISIG was turned on after it arrived.
             if let Some(s) = tty.ld.receive(b, &mut Echo) {
                 if s.flush {
-                    FLUSHED.fetch_add(tty.raw.len() as u64, Ordering::Relaxed);
-                    tty.raw.clear();
+                    discard_raw(tty, s.discarded);
                 }
                 if nsigs < MAX_SIGNALS {
                     sigs[nsigs] = s.sig;

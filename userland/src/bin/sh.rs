@@ -70,8 +70,11 @@ extern crate alloc;
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use tally_rt::process::{exit_code, exited, parse_i64, signal_name, spawn_command_attr, term_signal};
-use tally_rt::uapi::errno::{ECHILD, EINTR, ENOENT};
+use tally_rt::process::{
+    describe, exit_code, exited, parse_i64, shell_status, signal_name, spawn_command_attr, spawn_failure_status,
+    term_signal,
+};
+use tally_rt::uapi::errno::{ECHILD, EINTR};
 use tally_rt::uapi::signal::{SIGCONT, SIGINT, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU};
 use tally_rt::uapi::syscall::{POSIX_SPAWN_SETPGROUP, SPAWN_TCSETPGRP, WCONTINUED, WNOHANG, WUNTRACED};
 use tally_rt::uapi::wait::{wifcontinued, wifstopped, wstopsig};
@@ -81,9 +84,9 @@ tally_rt::entry!(main);
 
 const PROMPT: &str = "$ ";
 
-/// Status of a command that does not exist, and of one that cannot be started (POSIX).
+/// Status of a command that does not exist (POSIX; `wait` on a pid that is not a child
+/// answers it too, as bash does).
 const NOT_FOUND: i32 = 127;
-const CANNOT_RUN: i32 = 126;
 
 struct Shell {
     /// `$?`: the status of the last command.
@@ -241,7 +244,7 @@ impl Shell {
             Ok(pid) => pid,
             Err(e) => {
                 eprintln!("sh: {}: {e}", words[0]);
-                self.last = if e.0 == ENOENT { NOT_FOUND } else { CANNOT_RUN };
+                self.last = spawn_failure_status(e);
                 return;
             }
         };
@@ -266,7 +269,7 @@ impl Shell {
                 self.print_job(n);
             }
             Ok(Some(status)) => {
-                self.last = status_code(status);
+                self.last = shell_status(status);
                 if self.last != 0 {
                     report(pid, status);
                 }
@@ -473,7 +476,7 @@ impl Shell {
                 Ok(Some(status)) => {
                     self.forget(pid);
                     report(pid, status);
-                    last = status_code(status);
+                    last = shell_status(status);
                 }
                 Ok(None) => {}
                 Err(e) if e.0 == ECHILD => {
@@ -655,23 +658,12 @@ fn wait_pid(pid: usize, options: usize) -> Result<Option<i32>, Errno> {
     }
 }
 
-/// `$?` for a wait status: the exit code, or 128 + the signal.
-fn status_code(status: i32) -> i32 {
-    if exited(status) {
-        exit_code(status)
-    } else {
-        128 + term_signal(status)
-    }
-}
-
 /// `[pid] exited N` or `[pid] killed by SIGSEGV (11)[, core flag]` (no core file is written).
 fn report(pid: usize, status: i32) {
     if exited(status) {
         println!("[{pid}] exited {}", exit_code(status));
     } else {
-        let sig = term_signal(status);
-        let core = if tally_rt::uapi::wait::wcoredump(status) { ", core flag" } else { "" };
-        println!("[{pid}] killed by {} ({sig}){core}", signal_name(sig));
+        println!("[{pid}] {}", describe(status));
     }
 }
 

@@ -9,7 +9,7 @@
 //! ```text
 //!   bytes typed ─► Ldisc::receive ─┬─► completed input ─► Ldisc::read ─► read(0, buf, n)
 //!                                  ├─► bytes to echo   ─► Sink::echo  ─► the console
-//!   ISIG chars ─► Ldisc::signal_char ─► Signal { sig, flush } ─► the foreground process group
+//!   ISIG chars ─► Ldisc::signal_char ─► Signal { sig, flush, .. } ─► the foreground process group
 //! ```
 //!
 //! **Canonical mode** (`ICANON`, the default), as `n_tty`: input is edited a line at a time
@@ -61,11 +61,13 @@ pub trait Sink {
 }
 
 /// What [`Ldisc::signal_char`] found: send `sig` to the foreground process group; `flush`
-/// says the pending input was discarded (the kernel discards what it still holds too).
+/// says the pending input was discarded — `discarded` bytes of it here (the kernel discards
+/// what it still holds too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Signal {
     pub sig: u8,
     pub flush: bool,
+    pub discarded: usize,
 }
 
 const BEL: u8 = 0x07;
@@ -214,8 +216,10 @@ impl<const N: usize> Ldisc<N> {
         }
     }
 
-    /// Discard all pending input: the line, a completed line, raw bytes.
-    pub fn flush(&mut self) {
+    /// Discard all pending input: the line, a completed line, raw bytes. Returns how many
+    /// bytes were discarded (the line's and the completed input's).
+    pub fn flush(&mut self) -> usize {
+        let discarded = self.available() + self.line().len();
         self.len = 0;
         self.cols = 0;
         self.partial = None;
@@ -224,6 +228,7 @@ impl<const N: usize> Ldisc<N> {
         self.pos = 0;
         self.end = 0;
         self.ready = false;
+        discarded
     }
 
     /// Is `b` a signal character (with `ISIG`)? If so, act on it: flush the input unless
@@ -240,9 +245,7 @@ impl<const N: usize> Ldisc<N> {
             .find(|&&(i, _)| cc[i] != 0 && cc[i] == b)
             .map(|&(_, s)| s)?;
         let flush = !self.termios.lflag(NOFLSH);
-        if flush {
-            self.flush();
-        }
+        let discarded = if flush { self.flush() } else { 0 };
         if self.termios.lflag(ECHO) {
             self.echo_ctl(b, out);
             out.echo(b"\n");
@@ -250,7 +253,7 @@ impl<const N: usize> Ldisc<N> {
             // NOFLSH the kept characters can still be erased, and `erase` counts on it.
             self.start_col = 0;
         }
-        Some(Signal { sig, flush })
+        Some(Signal { sig, flush, discarded })
     }
 
     /// Take one received byte: edit the line, complete it, or store it (raw mode); echo.

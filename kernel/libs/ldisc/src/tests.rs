@@ -135,7 +135,7 @@ fn arrow_keys_are_swallowed_in_canonical_mode() {
 fn signal_characters_flush_and_echo() {
     let mut ld = Ldisc::<4096>::new();
     let (echo, sigs) = typed(&mut ld, b"abc\x03");
-    assert_eq!(sigs, [Signal { sig: SIGINT, flush: true }]);
+    assert_eq!(sigs, [Signal { sig: SIGINT, flush: true, discarded: 3 }]);
     assert_eq!(echo, b"abc^C\n");
     assert_eq!(ld.line(), b"");
     let (_, sigs) = typed(&mut ld, b"\x1c\x1a");
