@@ -1,9 +1,27 @@
-//! The frame allocator: bump over the boot memory map, then a free stack.
+//! The frame allocator: bump over the boot memory map, then a free stack; and a reference
+//! count per frame, so that `fork` can share a page between two processes.
 //!
 //! Freed frames go on a stack (a `Vec`), so allocation and freeing are both O(1). The stack
 //! needs the heap, and the heap needs frames, so the first frames (those that back the heap
 //! itself) come from the bump pointer alone; [`FrameAllocator::free`] is only ever called
 //! once the heap exists.
+//!
+//! ## Reference counts (copy-on-write)
+//!
+//! Once the heap exists, [`FrameAllocator::reserve_free_stack`] also makes a table of one
+//! `u16` per frame: how many mappings refer to it (0: free). `alloc` sets it to 1;
+//! [`FrameAllocator::share`] adds one (a forked child maps the same frame as its parent,
+//! Linux's `page_dup_rmap`); [`FrameAllocator::free`] takes one away and returns the frame to
+//! the pool only when the last reference goes. The in-use counter therefore counts *frames*,
+//! not mappings: a page shared by two processes is one frame in use, and the counter is back
+//! to its baseline once both have let go. The table also makes a double free detectable in
+//! O(1): freeing a frame whose count is 0 is refused and counted (`bad_frees`).
+//!
+//! ```text
+//!   count   0 ──alloc──► 1 ──share──► 2 ──share──► 3 …
+//!           ▲            │  ◄──free──    ◄──free──
+//!           └────free────┘   (the frame goes back to the pool only from 1)
+//! ```
 
 use alloc::vec::Vec;
 
@@ -30,6 +48,10 @@ pub struct FrameStats {
     pub freed: u64,
     /// Frees refused (unaligned, outside RAM, or of a frame not in use).
     pub bad_frees: u64,
+    /// Frames referred to by more than one mapping now (shared by `fork`, copy-on-write).
+    pub shared: u64,
+    /// References added by [`FrameAllocator::share`] since boot.
+    pub shares: u64,
 }
 
 #[derive(Debug)]
@@ -40,6 +62,9 @@ pub struct FrameAllocator {
     bump_region: usize,
     bump_next: u64,
     free_stack: Vec<u64>,
+    /// References per frame, indexed by [`FrameAllocator::index`] (empty until
+    /// `reserve_free_stack`: before the heap, nothing is counted and nothing can be shared).
+    refs: Vec<u16>,
     stats: FrameStats,
 }
 
@@ -57,7 +82,8 @@ impl FrameAllocator {
             bump_region: 0,
             bump_next: 0,
             free_stack: Vec::new(),
-            stats: FrameStats { total: 0, in_use: 0, allocated: 0, freed: 0, bad_frees: 0 },
+            refs: Vec::new(),
+            stats: FrameStats { total: 0, in_use: 0, allocated: 0, freed: 0, bad_frees: 0, shared: 0, shares: 0 },
         }
     }
 
@@ -81,9 +107,86 @@ impl FrameAllocator {
     /// Give the free stack room for every frame, so that freeing never allocates: the heap's
     /// usage then does not depend on how many frames were ever freed. Call once the heap
     /// exists (it costs 8 bytes per frame).
+    ///
+    /// It also starts the reference counts (2 bytes per frame): every frame handed out so far
+    /// and not on the free stack counts 1, every other 0. Called again, it changes nothing.
     pub fn reserve_free_stack(&mut self) {
         let room = self.stats.total as usize;
         self.free_stack.reserve_exact(room.saturating_sub(self.free_stack.len()));
+        if self.refs.is_empty() {
+            let mut refs = alloc::vec![0u16; room];
+            for (i, r) in self.regions[..self.nregions].iter().enumerate() {
+                let used_end = match i.cmp(&self.bump_region) {
+                    core::cmp::Ordering::Less => r.end,
+                    core::cmp::Ordering::Equal => self.bump_next.min(r.end),
+                    core::cmp::Ordering::Greater => r.start,
+                };
+                let mut f = r.start;
+                while f < used_end {
+                    if let Some(ix) = self.index(f) {
+                        refs[ix] = 1;
+                    }
+                    f += FRAME_SIZE;
+                }
+            }
+            for &f in &self.free_stack {
+                if let Some(ix) = self.index(f) {
+                    refs[ix] = 0;
+                }
+            }
+            self.refs = refs;
+        }
+    }
+
+    /// The frame's slot in the reference table: frames are numbered region after region.
+    fn index(&self, frame: u64) -> Option<usize> {
+        let mut base = 0u64;
+        for r in &self.regions[..self.nregions] {
+            if frame >= r.start && frame < r.end {
+                return Some((base + (frame - r.start) / FRAME_SIZE) as usize);
+            }
+            base += (r.end - r.start) / FRAME_SIZE;
+        }
+        None
+    }
+
+    /// The reference count's slot of a frame that was handed out, if counts are kept.
+    fn ref_slot(&mut self, frame: u64) -> Option<&mut u16> {
+        let ix = self.index(frame)?;
+        self.refs.get_mut(ix)
+    }
+
+    /// How many mappings refer to `frame` now: 0 for a free frame or one never handed out.
+    /// (Before reference counts are kept — no heap yet, so nothing was ever freed — a frame
+    /// handed out counts 1.)
+    pub fn refs(&self, frame: u64) -> u16 {
+        if !frame.is_multiple_of(FRAME_SIZE) || !self.was_handed_out(frame) {
+            return 0;
+        }
+        match self.index(frame).and_then(|ix| self.refs.get(ix)) {
+            Some(&n) => n,
+            None => 1,
+        }
+    }
+
+    /// One more mapping refers to `frame`, a frame in use (a forked child maps its parent's
+    /// page). False, changing nothing, for a frame not in use, before reference counts are
+    /// kept, or at the count's limit (`u16::MAX`: the caller copies the page instead).
+    pub fn share(&mut self, frame: u64) -> bool {
+        if !frame.is_multiple_of(FRAME_SIZE) || !self.was_handed_out(frame) {
+            return false;
+        }
+        let Some(n) = self.ref_slot(frame) else { return false };
+        if *n == 0 || *n == u16::MAX {
+            return false;
+        }
+        *n += 1;
+        let now_shared = *n == 2;
+        self.stats.shares += 1;
+        if now_shared {
+            self.stats.shared += 1;
+        }
+        true
     }
 
     /// The physical address of a free frame, or `None` when memory is exhausted.
@@ -92,6 +195,9 @@ impl FrameAllocator {
             Some(f) => f,
             None => self.bump()?,
         };
+        if let Some(n) = self.ref_slot(frame) {
+            *n = 1;
+        }
         self.stats.in_use += 1;
         self.stats.allocated += 1;
         Some(frame)
@@ -113,14 +219,30 @@ impl FrameAllocator {
         None
     }
 
-    /// Return a frame. A frame that was never handed out (unaligned, outside the map, or
-    /// beyond the bump pointer) is refused and counted rather than corrupting the pool.
-    /// (A double free of a recycled frame is not detected: that check would cost
-    /// O(free frames); the in-use counter still exposes it in leak tests.)
+    /// Drop one reference to a frame; the frame returns to the pool when it was the last
+    /// (true in both cases). A frame that was never handed out (unaligned, outside the map,
+    /// or beyond the bump pointer), or — once reference counts are kept — one that is free
+    /// already (a double free), is refused and counted rather than corrupting the pool.
     pub fn free(&mut self, frame: u64) -> bool {
         if !self.was_handed_out(frame) || self.stats.in_use == 0 {
             self.stats.bad_frees += 1;
             return false;
+        }
+        if let Some(n) = self.ref_slot(frame) {
+            match *n {
+                0 => {
+                    self.stats.bad_frees += 1;
+                    return false;
+                }
+                1 => *n = 0,
+                _ => {
+                    *n -= 1;
+                    if *n == 1 {
+                        self.stats.shared -= 1;
+                    }
+                    return true;
+                }
+            }
         }
         self.free_stack.push(frame);
         self.stats.in_use -= 1;
@@ -198,7 +320,121 @@ mod tests {
         assert_eq!(a.stats().in_use, 1);
     }
 
+    #[test]
+    fn a_shared_frame_goes_back_with_its_last_reference() {
+        let mut a = FrameAllocator::new();
+        a.add_region(0x1000, 0x10_000);
+        let early = a.alloc().unwrap(); // before the table: counted 1 once it exists
+        a.reserve_free_stack();
+        assert_eq!(a.refs(early), 1);
+        let f = a.alloc().unwrap();
+        assert_eq!(a.refs(f), 1);
+        assert!(a.share(f));
+        assert!(a.share(f));
+        assert_eq!((a.refs(f), a.stats().shared, a.stats().in_use), (3, 1, 2));
+        assert!(a.free(f));
+        assert!(a.free(f));
+        assert_eq!((a.refs(f), a.stats().shared, a.stats().in_use), (1, 0, 2));
+        assert!(a.free(f));
+        assert_eq!((a.refs(f), a.stats().in_use), (0, 1));
+        assert!(!a.free(f), "double free refused");
+        assert!(!a.share(f), "a free frame cannot be shared");
+        assert_eq!(a.stats().bad_frees, 1);
+        assert!(a.free(early));
+        assert_eq!(a.stats().in_use, 0);
+    }
+
+    #[test]
+    fn nothing_is_shared_before_the_table_exists() {
+        let mut a = FrameAllocator::new();
+        a.add_region(0x1000, 0x10_000);
+        let f = a.alloc().unwrap();
+        assert!(!a.share(f));
+        assert_eq!(a.refs(f), 1);
+        assert!(a.free(f));
+    }
+
+    #[test]
+    fn the_count_saturates_instead_of_wrapping() {
+        let mut a = FrameAllocator::new();
+        a.add_region(0x1000, 0x3000);
+        a.reserve_free_stack();
+        let f = a.alloc().unwrap();
+        for _ in 1..u16::MAX {
+            assert!(a.share(f));
+        }
+        assert_eq!(a.refs(f), u16::MAX);
+        assert!(!a.share(f));
+        assert_eq!(a.refs(f), u16::MAX);
+    }
+
     proptest! {
+        /// The reference counts as a state machine against a model: whatever the order of
+        /// allocations, shares and frees (bogus ones included), each frame's count is the
+        /// model's, `in_use` counts the frames with a reference, `shared` those with two or
+        /// more, and a frame is handed out again only once its last reference is gone.
+        #[test]
+        fn reference_counts_follow_the_model(
+            ops in proptest::collection::vec((0u8..4, any::<u16>()), 1..600),
+            early in 0usize..4,
+        ) {
+            use std::collections::BTreeMap;
+            let mut a = FrameAllocator::new();
+            a.add_region(0x1000, 0x20_000);
+            a.add_region(0x100_000, 0x108_000);
+            let mut model: BTreeMap<u64, u16> = BTreeMap::new();
+            for _ in 0..early {
+                model.insert(a.alloc().unwrap(), 1);
+            }
+            a.reserve_free_stack();
+            let mut gone: Vec<u64> = Vec::new();
+            for (op, pick) in ops {
+                let live: Vec<u64> = model.keys().copied().collect();
+                match op {
+                    0 => {
+                        if let Some(f) = a.alloc() {
+                            prop_assert!(!model.contains_key(&f), "frame {f:#x} handed out twice");
+                            model.insert(f, 1);
+                            gone.retain(|&g| g != f);
+                        }
+                    }
+                    1 if !live.is_empty() => {
+                        let f = live[pick as usize % live.len()];
+                        prop_assert!(a.share(f));
+                        *model.get_mut(&f).unwrap() += 1;
+                    }
+                    2 if !live.is_empty() => {
+                        let f = live[pick as usize % live.len()];
+                        prop_assert!(a.free(f));
+                        let n = model.get_mut(&f).unwrap();
+                        *n -= 1;
+                        if *n == 0 {
+                            model.remove(&f);
+                            gone.push(f);
+                        }
+                    }
+                    3 if !gone.is_empty() => {
+                        // A double free and a share of a freed frame: both refused.
+                        let f = gone[pick as usize % gone.len()];
+                        let bad = a.stats().bad_frees;
+                        prop_assert!(!a.free(f));
+                        prop_assert!(!a.share(f));
+                        prop_assert_eq!(a.stats().bad_frees, bad + 1);
+                    }
+                    _ => {}
+                }
+                let s = a.stats();
+                prop_assert_eq!(s.in_use, model.len() as u64);
+                prop_assert_eq!(s.shared, model.values().filter(|&&n| n >= 2).count() as u64);
+                for (&f, &n) in &model {
+                    prop_assert_eq!(a.refs(f), n);
+                }
+                for &f in &gone {
+                    prop_assert_eq!(a.refs(f), 0);
+                }
+            }
+        }
+
         #[test]
         fn no_frame_is_handed_out_twice(ops in proptest::collection::vec(any::<(bool, u8)>(), 1..400)) {
             let mut a = FrameAllocator::new();

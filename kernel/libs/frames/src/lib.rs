@@ -5,6 +5,8 @@
 //! frames by bumping through the ranges, and recycles freed frames from a free stack. It
 //! keeps exact counters (frames in use, allocated, freed) because the tests of every
 //! subsystem end with "frames back to baseline": a leak shows up as a number, not a hunch.
+//! It also counts the references to each frame, so `fork` can share pages copy-on-write
+//! and a frame goes back to the pool with its last mapping (`frames.rs`).
 //!
 //! Nothing here touches memory: the HAL (`tally-hal`'s `frames` and `paging`) owns the
 //! allocator once the kernel has filled it, maps frames, and implements the `x86_64` crate's
