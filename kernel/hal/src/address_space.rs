@@ -82,7 +82,22 @@ impl Prot {
 pub struct UserPage {
     /// Physical address of the frame.
     pub phys: u64,
+    /// What user code may do with it now (a copy-on-write page is not writable yet).
     pub prot: Prot,
+    /// A private writable page shared copy-on-write since a `fork`: the first write copies
+    /// it (or takes it over, if nobody else refers to the frame any more).
+    pub cow: bool,
+}
+
+/// What [`AddressSpace::break_cow`] did about a write to a copy-on-write page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CowBreak {
+    /// The frame was still shared: the page now has a copy of its own.
+    Copied,
+    /// Nobody else referred to the frame any more: the page simply became writable again.
+    TookOver,
+    /// The page is not copy-on-write (or not mapped): nothing done.
+    NotCow,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +147,12 @@ unsafe fn table_at<'a>(phys: u64) -> &'a mut PageTable {
 /// (one of the bits the CPU leaves to the OS). Such a frame is never freed nor counted as
 /// the process's memory here, and its protection never changes; its owner unmaps it.
 const SHARED: PageTableFlags = PageTableFlags::BIT_9;
+/// A leaf entry of a private writable page that `fork` shared: mapped read-only in every
+/// space that refers to the frame (whose reference count, `tally_frames`, says how many), and
+/// copied at the first write ([`AddressSpace::break_cow`]). Linux keeps this in the VMA
+/// (`VM_WRITE` without the PTE's write bit); Tally keeps it in the entry, one of the bits the
+/// CPU leaves to the OS, so the page tables alone say which pages must be copied.
+const COW: PageTableFlags = PageTableFlags::BIT_10;
 
 const PARENT_FLAGS: PageTableFlags =
     PageTableFlags::PRESENT.union(PageTableFlags::WRITABLE).union(PageTableFlags::USER_ACCESSIBLE);
@@ -325,7 +346,15 @@ impl AddressSpace {
                 return false;
             }
             let phys = entry.addr();
-            entry.set_addr(phys, prot.flags());
+            let mut flags = prot.flags();
+            if entry.flags().contains(COW) {
+                // Still shared with another space: writable only once copied.
+                flags.remove(PageTableFlags::WRITABLE);
+                if prot.write {
+                    flags.insert(COW);
+                }
+            }
+            entry.set_addr(phys, flags);
             self.flush(va);
             true
         })
@@ -342,7 +371,7 @@ impl AddressSpace {
             if !f.contains(PageTableFlags::PRESENT | PageTableFlags::USER_ACCESSIBLE) {
                 return None;
             }
-            Some(UserPage { phys: entry.addr().as_u64(), prot: Prot::from_flags(f) })
+            Some(UserPage { phys: entry.addr().as_u64(), prot: Prot::from_flags(f), cow: f.contains(COW) })
         })
     }
 
@@ -351,7 +380,16 @@ impl AddressSpace {
     /// the pages' protection: this is how a loader fills read-only code pages). Every page
     /// touched must be mapped and the space's own: a shared page (`SharedPage`, which only
     /// its owner writes) is `NotMapped` here.
+    /// A copy-on-write page is copied first (the kernel writes as the space's owner: the
+    /// other spaces sharing the frame must not see the bytes).
     pub fn write(&self, va: u64, bytes: &[u8]) -> Result<(), SpaceError> {
+        if is_user_range(va, bytes.len() as u64) && !bytes.is_empty() {
+            let mut page = va & !(PAGE_SIZE - 1);
+            while page < va + bytes.len() as u64 {
+                self.break_cow(page)?;
+                page += PAGE_SIZE;
+            }
+        }
         self.each_chunk(va, bytes.len() as u64, false, |phys, done, n| {
             // SAFETY: `phys..phys+n` lies in a frame of this space (found under the lock,
             // which is still held, so it cannot be freed meanwhile); the kernel reaches it
@@ -406,6 +444,127 @@ impl AddressSpace {
             }
             Ok(())
         })
+    }
+
+    /// A copy of this space's user half for a forked child, sharing every frame
+    /// copy-on-write (Linux's `dup_mmap` → `copy_page_range`): the child gets page tables of
+    /// its own whose leaves point at the same frames, each frame's reference count goes up by
+    /// one (`tally_frames`), and every writable page becomes read-only and [`COW`] in *both*
+    /// spaces, so whichever writes first gets a copy ([`AddressSpace::break_cow`]). Read-only
+    /// pages (code) are simply shared. Shared pages owned elsewhere (the vvar clock pages) are
+    /// not copied: the child's threads get their own. `OutOfFrames` if a page table for the
+    /// child cannot be had (or a frame's count is at its limit); the partial copy is freed
+    /// and the parent keeps working (its pages stay COW: its next write takes them over).
+    pub fn fork_cow(&self) -> Result<AddressSpace, SpaceError> {
+        let child = AddressSpace::new()?;
+        let result = paging::with_lock(|| {
+            let mut frames = crate::frames::lock();
+            let mut visit = |va: u64, e: &mut PageTableEntry| -> Result<(), SpaceError> {
+                let mut flags = e.flags();
+                if flags.contains(SHARED) {
+                    return Ok(());
+                }
+                let phys = e.addr();
+                // SAFETY: the page-table lock is held; the child's tables are other frames than
+                // the parent's entry `e` lives in (the child's were all allocated just now).
+                let ce = unsafe { child.leaf(va, Some(&mut frames))? };
+                if !frames.share(phys.as_u64()) {
+                    return Err(SpaceError::OutOfFrames);
+                }
+                if flags.contains(PageTableFlags::WRITABLE) {
+                    flags.remove(PageTableFlags::WRITABLE);
+                    flags.insert(COW);
+                    e.set_flags(flags);
+                }
+                ce.set_addr(phys, flags);
+                Ok(())
+            };
+            let r = self.for_each_leaf(&mut visit);
+            if self.is_active() {
+                // Pages just made read-only may be cached writable in the TLB.
+                reload_root();
+            }
+            r
+        });
+        // On failure `child` is dropped here, outside the lock: what it holds is given back.
+        result.map(|()| child)
+    }
+
+    /// A write to copy-on-write page `va` (from a user write fault, or a system call
+    /// writing user memory): if the frame is still shared, copy it into a fresh frame mapped
+    /// writable here and drop this space's reference to the old one; if this space is the
+    /// last to refer to it, just make the page writable again (Linux's `do_wp_page` reuse).
+    /// `OutOfFrames` if a copy was needed and no frame is left (nothing changes then).
+    pub fn break_cow(&self, va: u64) -> Result<CowBreak, SpaceError> {
+        Self::check(va)?;
+        paging::with_lock(|| {
+            let mut frames = crate::frames::lock();
+            // SAFETY: the page-table lock is held.
+            let Ok(entry) = (unsafe { self.leaf(va, None) }) else { return Ok(CowBreak::NotCow) };
+            if entry.is_unused() || !entry.flags().contains(COW) {
+                return Ok(CowBreak::NotCow);
+            }
+            let old = entry.addr().as_u64();
+            let mut flags = entry.flags();
+            flags.remove(COW);
+            flags.insert(PageTableFlags::WRITABLE);
+            let outcome = if frames.refs(old) <= 1 {
+                entry.set_flags(flags);
+                CowBreak::TookOver
+            } else {
+                let new = frames.alloc().ok_or(SpaceError::OutOfFrames)?;
+                // SAFETY: `old` is a frame this space maps (it holds a reference, so it cannot
+                // be freed meanwhile: the lock is held) and `new` was just allocated, so the two
+                // 4 KiB ranges are distinct; both are reached through the physical window.
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        paging::phys_to_virt(old) as *const u8,
+                        paging::phys_to_virt(new) as *mut u8,
+                        PAGE_SIZE as usize,
+                    )
+                };
+                entry.set_addr(PhysAddr::new(new), flags);
+                frames.free(old);
+                CowBreak::Copied
+            };
+            self.flush(va);
+            Ok(outcome)
+        })
+    }
+
+    /// Call `f(va, entry)` for every present leaf entry of the user half (shared pages
+    /// included), in address order, stopping at the first error. Call with the page-table
+    /// lock held.
+    fn for_each_leaf(
+        &self,
+        f: &mut dyn FnMut(u64, &mut PageTableEntry) -> Result<(), SpaceError>,
+    ) -> Result<(), SpaceError> {
+        fn level(
+            phys: u64,
+            depth: usize,
+            base: u64,
+            f: &mut dyn FnMut(u64, &mut PageTableEntry) -> Result<(), SpaceError>,
+            range: core::ops::Range<usize>,
+        ) -> Result<(), SpaceError> {
+            let span = 1u64 << (39 - 9 * depth);
+            // SAFETY: `phys` is a page-table frame of this space (the root or reached through
+            // a present, non-huge user-half entry) and the caller holds the lock.
+            let table = unsafe { table_at(phys) };
+            for i in range {
+                let e = &mut table[i];
+                if e.is_unused() {
+                    continue;
+                }
+                let va = base + i as u64 * span;
+                if depth == 3 {
+                    f(va, e)?;
+                } else if !e.flags().contains(PageTableFlags::HUGE_PAGE) {
+                    level(e.addr().as_u64(), depth + 1, va, f, 0..512)?;
+                }
+            }
+            Ok(())
+        }
+        level(self.root, 0, 0, f, 0..256)
     }
 
     /// Number of user pages mapped (walks the user half; for tests and reports).

@@ -22,7 +22,7 @@ use tally_uapi::errno::{EEXIST, EINVAL, ENOMEM};
 
 use tally_memacct::{MemAcct, MemUsage};
 
-use hal::address_space::{is_user_range, AddressSpace, SpaceError, PAGE_SIZE};
+use hal::address_space::{is_user_range, AddressSpace, CowBreak, SpaceError, PAGE_SIZE};
 pub use hal::address_space::{Prot, USER_END};
 
 // The user half's layout is ABI (`mmap` refuses the guard page, programs name these
@@ -81,7 +81,8 @@ impl Vma {
 /// What [`Vm::fault`] did about a fault at some address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultOutcome {
-    /// A zeroed page was mapped: a minor fault.
+    /// A zeroed page was mapped, or a copy-on-write page copied (or taken over): a minor
+    /// fault.
     Mapped,
     /// The page is already there with the needed access (a stale TLB entry, or another
     /// thread got there first): just retry.
@@ -163,6 +164,29 @@ impl Vm {
                 acct: MemAcct::default(),
             }),
         }))
+    }
+
+    /// A copy of this memory map for a forked child (`fork.rs`): the same regions, heap and
+    /// stack extent, and every page shared copy-on-write (`AddressSpace::fork_cow`). The
+    /// child's resident set is the parent's — the pages it maps, shared ones included, as
+    /// Linux counts RSS — and its accounting starts fresh: its integrals at its own CPU time
+    /// 0, its high-water marks at its sizes (Linux's `dup_mm` sets `hiwater_rss` and
+    /// `hiwater_vm` to the parent's current sizes). The parent's numbers do not change.
+    /// `ENOMEM` if the child's page tables cannot be had.
+    pub fn fork(&self) -> Result<Arc<Vm>, i32> {
+        self.with_map(|m| {
+            let space = self.space.fork_cow().map_err(|_| ENOMEM)?;
+            let mut child = Map {
+                vmas: m.vmas.clone(),
+                heap_start: m.heap_start,
+                brk: m.brk,
+                rss: m.rss,
+                stack_low: m.stack_low,
+                acct: MemAcct::default(),
+            };
+            child.account(0);
+            Ok(Arc::new(Vm { space: Arc::new(space), map: Mutex::new(child) }))
+        })
     }
 
     /// The page tables (for `Thread::spawn_user` and `uaccess`).
@@ -285,7 +309,20 @@ impl Vm {
             if !vma.accessible || (write && !vma.prot.write) || (exec && !vma.prot.exec) {
                 return FaultOutcome::Denied;
             }
-            if self.space.translate(page).is_some() {
+            if let Some(p) = self.space.translate(page) {
+                if write && p.cow {
+                    // A write to a page `fork` shared: copy it, or take it over if the other
+                    // side has let go (a minor fault either way, as Linux's do_wp_page).
+                    // RSS does not change: the page was, and stays, mapped here.
+                    if !super::oom::frame_available() {
+                        return FaultOutcome::OutOfMemory;
+                    }
+                    return match self.space.break_cow(page) {
+                        Ok(CowBreak::Copied | CowBreak::TookOver) => FaultOutcome::Mapped,
+                        Ok(CowBreak::NotCow) => FaultOutcome::Present,
+                        Err(_) => FaultOutcome::OutOfMemory,
+                    };
+                }
                 // Present and allowed (the region's protection is the page's): stale TLB.
                 return FaultOutcome::Present;
             }

@@ -14,6 +14,7 @@ mod acct_files;
 mod disk;
 mod exit_records;
 mod faults;
+mod fork_cow;
 mod heap_frames;
 mod init;
 mod irq_accounting;
