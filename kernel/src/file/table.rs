@@ -1,10 +1,11 @@
 //! A process's table of file descriptors, and what a descriptor can refer to.
 //!
 //! Each slot holds the open file and the one flag POSIX keeps per *descriptor* rather than
-//! per open file: close-on-exec (`FD_CLOEXEC`). Tally has no `exec` in place for user
-//! programs, but `spawn` is `posix_spawn`, i.e. fork + exec: the child's copy of the table
-//! ([`FileTable::inherit`]) leaves the close-on-exec descriptors out, exactly as exec would
-//! close them. That is how a parent keeps a pipe end to itself (`pipe2(fds, O_CLOEXEC)`,
+//! per open file: close-on-exec (`FD_CLOEXEC`). `fork` copies the whole table
+//! ([`FileTable::fork`]) and `execve` closes the close-on-exec descriptors
+//! ([`FileTable::close_on_exec`]); `spawn` is `posix_spawn`, i.e. fork + exec in one step:
+//! the child's copy of the table ([`FileTable::inherit`]) leaves the close-on-exec
+//! descriptors out, exactly as exec would close them. That is how a parent keeps a pipe end to itself (`pipe2(fds, O_CLOEXEC)`,
 //! `fcntl(fd, F_SETFD, FD_CLOEXEC)`), so a reader can see end of file once its writers are
 //! gone (`docs/files.md`).
 
@@ -63,6 +64,37 @@ impl FileTable {
             copy
         });
         FileTable { fds: Mutex::new(fds) }
+    }
+
+    /// A copy for a forked child (`fork`, `vfork`, `clone` without `CLONE_FILES`): every
+    /// descriptor under the same number, close-on-exec ones included, each referring to the
+    /// same open file (so a pipe end now has one more holder, and its reader or writer
+    /// count sees the child's copy until the child closes it or exits), with its own
+    /// close-on-exec flag copied.
+    pub fn fork(&self) -> Self {
+        let fds = hal::cpu::without_interrupts(|| self.fds.lock().clone());
+        FileTable { fds: Mutex::new(fds) }
+    }
+
+    /// `execve`: close every close-on-exec descriptor (outside the table's lock: closing a
+    /// pipe end wakes its peers, a socket takes the bus's lock). Returns how many closed.
+    pub fn close_on_exec(&self) -> usize {
+        let closed: Vec<Fd> = hal::cpu::without_interrupts(|| {
+            let mut fds = self.fds.lock();
+            let mut closed = Vec::new();
+            for slot in fds.iter_mut() {
+                if slot.as_ref().is_some_and(|d| d.cloexec) {
+                    closed.extend(slot.take());
+                }
+            }
+            while fds.last().is_some_and(Option::is_none) {
+                fds.pop();
+            }
+            closed
+        });
+        let n = closed.len();
+        drop(closed);
+        n
     }
 
     /// The open file behind `fd` (`EBADF` if none). Call with interrupts off: its one

@@ -21,7 +21,7 @@ use tally_tasktable::CreateKind;
 use super::create::SpawnAttr;
 
 use super::ramdisk;
-use super::user::{exec_current, start_user_task};
+use super::user::{exec_current, exec_replace, start_user_task};
 use super::vm::{Prot, Vm, USER_MIN_ADDR, USER_MMAP_BASE, USER_STACK_TOP};
 use crate::sched;
 
@@ -100,4 +100,26 @@ pub fn exec_program(path: &'static str, argv: Vec<&[u8]>) -> Result<core::conver
     drop(argv);
     let name = path.rsplit('/').next().unwrap_or(path);
     exec_current(name, vm, (entry, rsp, 0))
+}
+
+/// `execve(path, argv, envp)` for the running user process, its arguments already copied
+/// from user memory (the system call does that, with Linux's limits): load the program into
+/// a fresh map (`load`: every failure — `ENOENT`, `ENOEXEC`, `E2BIG`, `ENOMEM`... — leaves
+/// the caller untouched), stop the process's other threads (Linux's `de_thread`), then
+/// replace the caller's program (`user.rs`'s `exec_replace`: the map, the name, AFORK, the
+/// close-on-exec descriptors, handled signals). Returns where the new program starts,
+/// (entry, stack pointer): the system call makes that its return frame. `EINVAL` for a
+/// caller without a user mode; `EINTR` if the process is killed while its threads stop.
+/// (`envp` is not placed yet: the loader builds the stack from `argv` alone.)
+pub fn execve(path: &str, argv: &[&[u8]], envp: &[&[u8]]) -> Result<(u64, u64), i32> {
+    let _ = envp;
+    if super::current_vm().is_none() {
+        return Err(tally_uapi::errno::EINVAL);
+    }
+    // The one call to the loader (H1's `load(path, argv, envp)` will take the environment).
+    let (vm, entry, rsp) = load(path, argv)?;
+    super::threads::stop_other_threads()?;
+    let name = path.rsplit('/').next().unwrap_or(path);
+    exec_replace(name, vm, (entry, rsp, 0))?;
+    Ok((entry, rsp))
 }

@@ -203,7 +203,8 @@ fn let_go_of_resources(plan: Plan, listening: bool) -> (MemUsage, MemUsage) {
     // address space stays active until the final switch; only its (now empty) top-level
     // table lives on with the thread.
     let mem = match (&plan.vm, plan.last) {
-        (Some(vm), true) => vm.teardown(super::current_process_cpu_ticks()),
+        // The last *user* of the map frees it; a `vfork` child only gives it back.
+        (Some(vm), true) => vm.release(super::current_process_cpu_ticks()),
         _ => MemUsage::default(),
     };
     let record_mem = match (&plan.vm, plan.last, listening) {
@@ -252,6 +253,10 @@ fn leave_table(
         if !report.killed.is_empty() {
             // Cannot happen: exit_group is only called for the last live thread.
             log::error!("exit: {} thread(s) ended by the table without stopping", report.killed.len());
+        }
+        if last {
+            // A `vfork` child that never exec'd: its parent may run again.
+            p.vfork_done(cur);
         }
         let mut process = None;
         if let Some(x) = &report.process {

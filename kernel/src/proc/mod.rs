@@ -16,6 +16,7 @@
 //! |---|---|
 //! | `create.rs` | entering a task in the table and the run queue; kernel threads; init |
 //! | `user.rs`, `exec.rs`, `ramdisk.rs` | user processes: ring 3, a program from the ramdisk, exec in place |
+//! | `fork.rs` | `fork`, `vfork`, `clone` of a process: a copy of the caller, memory shared copy-on-write |
 //! | `threads.rs` | more threads in a process |
 //! | `vm.rs` | a process's memory map: regions, demand-zero paging, `brk`, `mmap` |
 //! | `oom.rs` | out of memory: overcommit refused at `brk`/`mmap`, the OOM killer at a fault |
@@ -35,6 +36,7 @@ mod cputime;
 mod create;
 mod exec;
 mod exit;
+pub mod fork;
 mod ids;
 mod job_control;
 mod job_stop;
@@ -50,7 +52,7 @@ pub mod vm;
 
 pub use cputime::{current_process_cpu_ticks, on_cpu, ProcessClocks};
 pub use create::{init, spawn, spawn_daemon, spawn_thread, SpawnAttr};
-pub use exec::{exec_program, spawn_program, spawn_program_in, spawn_program_vm};
+pub use exec::{exec_program, execve, spawn_program, spawn_program_in, spawn_program_vm};
 pub use exit::{exit, exit_group, exit_if_killed, exit_signaled, recent_exits, return_to_user, ExitLogEntry};
 pub use ids::{current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, ppid, Identity};
 pub use job_control::{
@@ -86,11 +88,14 @@ pub struct Payload {
     /// On a process's leader: the status of an `exit_group` (or fatal signal) in progress.
     /// Its other threads have been told to die and exit with it.
     group_exit: Option<ExitStatus>,
+    /// On a `vfork` child: the parent thread sleeping until this child execs or exits
+    /// (`fork.rs`); taken (and the parent woken) at the first of the two.
+    vfork_parent: Option<TaskKey>,
 }
 
 impl Payload {
     fn kernel() -> Self {
-        Payload { user: None, group_exit: None }
+        Payload { user: None, group_exit: None, vfork_parent: None }
     }
 
     /// The process's memory map, if it has a user mode.

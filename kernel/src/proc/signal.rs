@@ -165,3 +165,17 @@ pub fn raise(sig: u8) {
         }
     });
 }
+
+/// A process was forked: child `child_pid` of `parent_pid` takes its signal state (handlers,
+/// mask, ignored set as Linux's `copy_sighand`/`copy_signal`; pending signals are not
+/// inherited). Called by `fork.rs` once the child is in the table, before it runs.
+// H4 implements
+pub fn on_fork(parent_pid: i32, child_pid: i32) {
+    let _ = (parent_pid, child_pid);
+}
+
+/// The running process has exec'd: handled signals go back to their default action
+/// (ignored ones stay ignored, the mask stays), as Linux's `flush_signal_handlers`. Called by
+/// `execve` past its point of no return.
+// H4 implements
+pub fn on_exec() {}

@@ -59,3 +59,35 @@ pub fn create_thread(
     let name = core::str::from_utf8(&name).unwrap_or("").trim_end_matches('\0');
     start_user_task(name, params, vm, (entry, rsp, arg), (CreateKind::Thread, SpawnAttr::NONE), false)
 }
+
+/// `execve` in a process with several threads (Linux's `de_thread`): every other thread is
+/// marked killed — it leaves at its next return towards user mode, as for `exit_group`, but
+/// with no group status, so it ends alone and the process lives on — and the caller sleeps
+/// until it is the process's only live thread. `EINTR` if the caller is itself killed
+/// meanwhile (its process is dying anyway). (Unlike Linux, a thread that is not the leader
+/// keeps its own tid: the process keeps the leader's pid, and the leader stays a zombie
+/// thread until the process ends.)
+pub(super) fn stop_other_threads() -> Result<(), i32> {
+    loop {
+        let others = super::with(|p| {
+            let cur = sched::current();
+            let live: alloc::vec::Vec<_> =
+                p.table.threads(cur).map(|t| t.iter().copied().filter(|&t| t != cur).collect()).unwrap_or_default();
+            let now = hal::tsc::read();
+            for &t in &live {
+                if !sched::killed(slot_of(t)) {
+                    sched::kill(slot_of(t), now);
+                }
+            }
+            live.len()
+        });
+        if others == 0 {
+            return Ok(());
+        }
+        if sched::kill_pending() {
+            return Err(EINTR);
+        }
+        // They leave at their next return to user mode; a disk request finishes first.
+        sched::sleep_ns(1_000_000);
+    }
+}

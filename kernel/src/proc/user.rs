@@ -69,9 +69,6 @@ pub(super) fn start_user_task(
     kind: (CreateKind, SpawnAttr),
     exec: bool,
 ) -> Result<i32, i32> {
-    if start.0 >= USER_END || start.1 > USER_END {
-        return Err(EINVAL);
-    }
     // A thread shares its process's descriptors; a new process gets a copy of its parent's
     // (posix_spawn), or the console if the kernel starts it.
     let parent_files = current_files();
@@ -80,8 +77,24 @@ pub(super) fn start_user_task(
         (_, Some(f)) => Arc::new(f.inherit()),
         (_, None) => Arc::new(FileTable::with_console()),
     };
+    start_user_task_with(name, params, (vm, files), start, kind, (exec, None))
+}
+
+/// [`start_user_task`] with the descriptors given (`fork` copies them all) and, for a
+/// `vfork` child, the parent thread to wake when it execs or exits.
+pub(super) fn start_user_task_with(
+    name: &str,
+    params: SchedParams,
+    (vm, files): (Arc<Vm>, Arc<FileTable>),
+    start: (u64, u64, u64),
+    kind: (CreateKind, SpawnAttr),
+    (exec, vfork_parent): (bool, Option<tally_tasktable::TaskKey>),
+) -> Result<i32, i32> {
+    if start.0 >= USER_END || start.1 > USER_END {
+        return Err(EINVAL);
+    }
     let thread = sched::new_thread(Some(Arc::clone(vm.space())))?;
-    let payload = Payload { user: Some(UserContext { vm, files, start }), group_exit: None };
+    let payload = Payload { user: Some(UserContext { vm, files, start }), group_exit: None, vfork_parent };
     let body = ThreadStart { body: start_user, arg: 0, exit: exit_after_start };
     start_task(name, params, payload, thread, body, kind, exec)
 }
@@ -127,6 +140,59 @@ pub(super) fn exec_current(name: &str, vm: Arc<Vm>, start: (u64, u64, u64)) -> R
     start_user(0);
     // `start_user` returns only for a task without user state, installed just above.
     Err(EINVAL)
+}
+
+/// `execve` past its checks: the running user process, alone in it (the caller killed its
+/// other threads), becomes the program loaded in `vm` named `name`, starting at `start`.
+/// Nothing here can fail but the vvar header's page table (`ENOMEM`, before anything
+/// changes). In order, as Linux's `begin_new_exec`:
+///
+/// 1. the thread switches to the new address space (`sched::exec_user_space`: CR3, a fresh
+///    FPU state, its clock page mapped there);
+/// 2. the task takes the new map and start, its name becomes the program's and AFORK is
+///    cleared (`Task::exec`); the new map's integrals start at the process's CPU time now;
+/// 3. the old map is let go of (`Vm::release`): its pages freed if the process was its last
+///    user, and its final integrals and high-water marks carried into the new map
+///    (`Vm::carry`), so the process's memory numbers span both programs; a `vfork` child's
+///    borrowed map just goes back to its parent, whom this wakes;
+/// 4. the close-on-exec descriptors are closed and handled signals reset
+///    (`signal::on_exec`).
+///
+/// The caller then starts the program (the system call rewrites its frame).
+pub(super) fn exec_replace(name: &str, vm: Arc<Vm>, start: (u64, u64, u64)) -> Result<(), i32> {
+    if start.0 >= USER_END || start.1 > USER_END {
+        return Err(EINVAL);
+    }
+    sched::map_vvar_header(vm.space())?;
+    let (old, files) = hal::cpu::without_interrupts(|| {
+        sched::exec_user_space(Arc::clone(vm.space()));
+        let (old, files, cpu) = super::with(|p| {
+            let cur = sched::current();
+            let mut old = None;
+            let mut files = None;
+            if let Ok(t) = p.table.get_mut(cur) {
+                t.exec(name.as_bytes());
+                if let Some(u) = t.payload_mut().user.as_mut() {
+                    old = Some(core::mem::replace(&mut u.vm, Arc::clone(&vm)));
+                    u.start = start;
+                    files = Some(Arc::clone(&u.files));
+                }
+            }
+            p.vfork_done(cur);
+            (old, files, p.process_cpu(cur, hal::tsc::read()))
+        });
+        vm.start_accounting_at(cpu);
+        if let Some(old) = &old {
+            vm.carry(&old.release(cpu));
+        }
+        (old, files)
+    });
+    drop(old);
+    if let Some(files) = files {
+        files.close_on_exec();
+    }
+    super::signal::on_exec();
+    Ok(())
 }
 
 /// The kernel-side entry of a user thread (its [`ThreadStart`] body, interrupts enabled):

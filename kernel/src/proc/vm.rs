@@ -17,6 +17,7 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use spin::Mutex;
 use tally_uapi::errno::{EEXIST, EINVAL, ENOMEM};
 
@@ -103,6 +104,19 @@ struct Map {
     /// Lowest page of the stack region that has been mapped (its grown extent).
     stack_low: u64,
     acct: MemAcct,
+    /// What the process's earlier programs left (an `execve` replaced their maps): their
+    /// integrals, and their high-water marks (Linux keeps `maxrss` across an exec too). Every
+    /// reading adds them, so the process's numbers span its whole life.
+    carried: MemUsage,
+}
+
+/// `now` with what earlier programs left: integrals add up, high-water marks take the larger.
+fn with_carried(mut now: MemUsage, c: &MemUsage) -> MemUsage {
+    now.rss_page_ticks = now.rss_page_ticks.wrapping_add(c.rss_page_ticks);
+    now.vm_page_ticks = now.vm_page_ticks.wrapping_add(c.vm_page_ticks);
+    now.hiwater_rss_pages = now.hiwater_rss_pages.max(c.hiwater_rss_pages);
+    now.hiwater_vm_pages = now.hiwater_vm_pages.max(c.hiwater_vm_pages);
+    now
 }
 
 impl Map {
@@ -147,6 +161,10 @@ pub struct MmapRequest {
 pub struct Vm {
     space: Arc<AddressSpace>,
     map: Mutex<Map>,
+    /// Processes using this map (Linux's `mm_users`): 1, plus one per `vfork` or
+    /// `clone(CLONE_VM)` child still using it. (A process's threads share it under one count.)
+    /// The last process to let go ([`Vm::release`]) frees the pages.
+    users: AtomicUsize,
 }
 
 impl Vm {
@@ -162,7 +180,9 @@ impl Vm {
                 rss: 0,
                 stack_low: USER_STACK_TOP,
                 acct: MemAcct::default(),
+                carried: MemUsage::default(),
             }),
+            users: AtomicUsize::new(1),
         }))
     }
 
@@ -183,10 +203,44 @@ impl Vm {
                 rss: m.rss,
                 stack_low: m.stack_low,
                 acct: MemAcct::default(),
+                carried: MemUsage::default(),
             };
             child.account(0);
-            Ok(Arc::new(Vm { space: Arc::new(space), map: Mutex::new(child) }))
+            Ok(Arc::new(Vm { space: Arc::new(space), map: Mutex::new(child), users: AtomicUsize::new(1) }))
         })
+    }
+
+    /// One more process uses this map (a `vfork` or `clone(CLONE_VM)` child).
+    pub fn add_user(&self) {
+        self.users.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A process lets go of this map (its last thread exits, or it execs another program):
+    /// the last one frees every page ([`Vm::teardown`]) and gets the final numbers; one that
+    /// only borrowed it (a `vfork` child) frees nothing and gets the sizes and high-water
+    /// marks without integrals — those belong to the map's owner, whose CPU time they
+    /// integrate, and must not be counted twice. `cpu`: the process's CPU time now.
+    pub fn release(&self, cpu: u64) -> MemUsage {
+        if self.users.fetch_sub(1, Ordering::Relaxed) <= 1 {
+            self.users.store(0, Ordering::Relaxed);
+            return self.teardown(cpu);
+        }
+        let u = self.with_map(|m| m.acct.usage(0));
+        MemUsage { rss_page_ticks: 0, vm_page_ticks: 0, ..u }
+    }
+
+    /// Is any other process using this map (a `vfork` child, or its parent)?
+    pub fn is_shared(&self) -> bool {
+        self.users.load(Ordering::Relaxed) > 1
+    }
+
+    /// This map replaces one whose final numbers were `old` (`execve`): its readings from now
+    /// on include `old`'s integrals and high-water marks (not its sizes: that map is gone).
+    pub fn carry(&self, old: &MemUsage) {
+        self.with_map(|m| {
+            let c = with_carried(m.carried, &MemUsage { rss_pages: 0, vm_pages: 0, ..*old });
+            m.carried = MemUsage { rss_pages: 0, vm_pages: 0, ..c };
+        });
     }
 
     /// The page tables (for `Thread::spawn_user` and `uaccess`).
@@ -408,7 +462,7 @@ impl Vm {
 
     /// The memory numbers as of process CPU time `cpu` (see `tally_memacct`).
     pub fn usage(&self, cpu: u64) -> MemUsage {
-        self.with_map(|m| m.acct.usage(cpu))
+        self.with_map(|m| with_carried(m.acct.usage(cpu), &m.carried))
     }
 
     /// The program loaded here runs from process CPU time `cpu` on (an exec in place: see
@@ -422,7 +476,7 @@ impl Vm {
     /// final memory numbers (sizes as they were just before, integrals up to `cpu`).
     pub fn teardown(&self, cpu: u64) -> MemUsage {
         self.with_map(|m| {
-            let usage = m.acct.usage(cpu);
+            let usage = with_carried(m.acct.usage(cpu), &m.carried);
             m.vmas.clear();
             m.brk = m.heap_start;
             m.stack_low = USER_STACK_TOP;
