@@ -37,7 +37,8 @@ use tally_tasktable::{CreateKind, TaskKey};
 use tally_uapi::errno::{EINTR, EINVAL};
 
 use super::create::SpawnAttr;
-use super::user::start_user_task_with;
+use super::user::{start_user_task_with, UserStart};
+use hal::regs::UserRegs;
 use super::Procs;
 use crate::sched::{self, slot_of};
 
@@ -69,12 +70,28 @@ impl ForkHow {
 
 const SIGCHLD: u32 = tally_uapi::signal::SIGCHLD as u32;
 
-/// Start a copy of the calling process (see the module documentation) whose user mode
-/// begins at `start` = (rip, rsp, rdi); returns the child's pid, after the child has exec'd
-/// or exited if `how.vfork`. Errors: `EINVAL` (the caller has no user mode), `ENOMEM` (no
-/// memory for the child's page tables, stack or table entry), `EAGAIN` (the task limit),
-/// `EINTR` (the caller's process is being killed).
-pub fn fork_with_start(start: (u64, u64, u64), how: ForkHow) -> Result<i32, i32> {
+/// Start a copy of the calling process (see the module documentation); `regs` are the
+/// caller's registers at its system call (its frame), which the child starts with, `rax` = 0
+/// (and `rsp` = `how.child_stack`, FS base = `how.tls`, if given). Returns the child's pid,
+/// after the child has exec'd or exited if `how.vfork`. Errors: `EINVAL` (the caller has no
+/// user mode, or a child stack or TLS outside the user half), `ENOMEM` (no memory for the
+/// child's page tables, stack or table entry), `EAGAIN` (the task limit), `EINTR` (the
+/// caller's process is being killed).
+pub fn fork_process(regs: &UserRegs, how: ForkHow) -> Result<i32, i32> {
+    let mut child = *regs;
+    child.rax = 0;
+    if let Some(sp) = how.child_stack {
+        child.rsp = sp;
+    }
+    let fs_base = how.tls.unwrap_or_else(sched::fs_base);
+    let start = UserStart { regs: child, fs_base };
+    if start.regs.rsp > super::vm::USER_END || start.fs_base >= super::vm::USER_END {
+        return Err(EINVAL);
+    }
+    fork_with_start(start, how)
+}
+
+fn fork_with_start(start: UserStart, how: ForkHow) -> Result<i32, i32> {
     let (parent_key, vm, files, comm) = super::with(|p| {
         let cur = sched::current();
         if sched::killed(slot_of(cur)) || p.group_exiting(cur) {
