@@ -242,6 +242,81 @@ pub fn exit_group(code: i32) -> ! {
     exit(code)
 }
 
+/// `fork()`: a copy of this process, its memory shared copy-on-write; `Ok(0)` in the child,
+/// `Ok(child's pid)` in the parent. (Of a multi-threaded program the child is only the
+/// calling thread, as on Linux: it should exec or exit soon.)
+pub fn fork() -> Result<usize, Errno> {
+    call(SYS_FORK, [0; 6])
+}
+
+/// The C form of `execve`'s arguments: each string NUL-terminated, and the NULL-terminated
+/// pointer arrays to them. Holds the bytes the pointers point into.
+pub struct ExecArgs {
+    _strings: Vec<Vec<u8>>,
+    path: Vec<u8>,
+    argv: Vec<usize>,
+    envp: Vec<usize>,
+}
+
+impl ExecArgs {
+    pub fn new(path: &str, argv: &[&str], envp: &[&str]) -> ExecArgs {
+        let c = |s: &str| -> Vec<u8> { s.bytes().chain(core::iter::once(0)).collect() };
+        let strings: Vec<Vec<u8>> = argv.iter().chain(envp).map(|s| c(s)).collect();
+        let ptrs = |r: &[Vec<u8>]| -> Vec<usize> { r.iter().map(|s| s.as_ptr() as usize).chain([0]).collect() };
+        let (argv, envp) = (ptrs(&strings[..argv.len()]), ptrs(&strings[argv.len()..]));
+        ExecArgs { path: c(path), argv, envp, _strings: strings }
+    }
+
+    /// The three registers `execve` takes: path, argv, envp.
+    pub fn regs(&self) -> [usize; 3] {
+        [self.path.as_ptr() as usize, self.argv.as_ptr() as usize, self.envp.as_ptr() as usize]
+    }
+}
+
+/// `execve(path, argv, envp)`: replace this program with `path`; returns only on failure,
+/// with the error.
+pub fn execve(path: &str, argv: &[&str], envp: &[&str]) -> Errno {
+    let a = ExecArgs::new(path, argv, envp);
+    let [p, v, e] = a.regs();
+    match call(SYS_EXECVE, [p, v, e, 0, 0, 0]) {
+        Err(e) => e,
+        Ok(_) => Errno(0), // cannot happen: a successful execve does not return
+    }
+}
+
+/// `vfork()` then, in the child, `execve(args)` (or `exit_group(127)` if it fails), the way
+/// a C library's `posix_spawn` does: the child borrows this process's memory and stack, so
+/// it runs no Rust code at all — the three instructions between the calls are in one
+/// `asm!` block. Returns the child's pid once the child has exec'd or exited.
+pub fn vfork_execve(args: &ExecArgs) -> Result<usize, Errno> {
+    let [p, v, e] = args.regs();
+    let ret: isize;
+    // SAFETY: the child runs only the instructions below, touching no memory (its registers
+    // are the parent's: rdi, rsi, rdx still hold execve's arguments), and ends in execve or
+    // exit_group; the parent resumes after the first `syscall` with the child's pid or
+    // -errno in rax, its other registers as the kernel keeps them (rcx, r11 clobbered).
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "mov eax, {execve}",
+            "syscall",
+            "mov edi, 127",
+            "mov eax, {exit_group}",
+            "syscall",
+            "2:",
+            execve = const SYS_EXECVE,
+            exit_group = const SYS_EXIT_GROUP,
+            inlateout("rax") SYS_VFORK as isize => ret,
+            inout("rdi") p => _, inout("rsi") v => _, inout("rdx") e => _,
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack),
+        );
+    }
+    decode(ret)
+}
+
 /// `spawn(path, path_len, argv, argc)`: starts the ramdisk program at `path` as a child
 /// with arguments `argv` (`argv[0]` is, by convention, the program's name); returns the
 /// child's pid. `argv` travels as an array of `argc` `SpawnArg { addr, len }`.
@@ -884,6 +959,12 @@ pub mod probe {
     /// caller's memory.
     pub fn spawn(path: usize, path_len: usize, argv: usize, argc: usize) -> Result<usize, Errno> {
         call(SYS_SPAWN, [path, path_len, argv, argc, 0, 0])
+    }
+
+    /// `execve(path, argv, envp)` with raw addresses (the contract refuses bad ones with
+    /// `EFAULT` before changing anything; a good call would replace the program).
+    pub fn execve(path: usize, argv: usize, envp: usize) -> Result<usize, Errno> {
+        call(SYS_EXECVE, [path, argv, envp, 0, 0, 0])
     }
 
     /// `wait4(pid, status, options, rusage)`; `BadPtr::NULL` is "none", as in C.

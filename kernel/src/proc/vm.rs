@@ -229,10 +229,6 @@ impl Vm {
         MemUsage { rss_page_ticks: 0, vm_page_ticks: 0, ..u }
     }
 
-    /// Is any other process using this map (a `vfork` child, or its parent)?
-    pub fn is_shared(&self) -> bool {
-        self.users.load(Ordering::Relaxed) > 1
-    }
 
     /// This map replaces one whose final numbers were `old` (`execve`): its readings from now
     /// on include `old`'s integrals and high-water marks (not its sizes: that map is gone).

@@ -39,7 +39,7 @@ fn path(p: &[u8]) -> Result<tally_uapi::fs::path::VarPath, &'static str> {
 }
 
 /// Create (or empty) `p` on `/var`.
-fn create(p: &[u8]) -> Result<(), &'static str> {
+pub(super) fn create(p: &[u8]) -> Result<(), &'static str> {
     if !fs::present() {
         return Err("no accounting disk (attach a FAT16 image at index=2)");
     }
@@ -52,7 +52,7 @@ fn create(p: &[u8]) -> Result<(), &'static str> {
 }
 
 /// The whole of `p`.
-fn read_all(p: &[u8]) -> Result<Vec<u8>, &'static str> {
+pub(super) fn read_all(p: &[u8]) -> Result<Vec<u8>, &'static str> {
     let node = match fs::call(Op::Open { path: path(p)?, flags: 0 }) {
         Ok(Done::Opened { node, .. }) => node,
         _ => return Err("cannot open an accounting file to read it"),
@@ -68,7 +68,7 @@ fn read_all(p: &[u8]) -> Result<Vec<u8>, &'static str> {
     Ok(got)
 }
 
-fn comm(c: &[u8]) -> &str {
+pub(super) fn comm(c: &[u8]) -> &str {
     let n = c.iter().position(|&b| b == 0).unwrap_or(c.len());
     core::str::from_utf8(&c[..n]).unwrap_or("?")
 }

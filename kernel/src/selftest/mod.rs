@@ -15,6 +15,7 @@ mod disk;
 mod exit_records;
 mod faults;
 mod fork_cow;
+mod fork_exec;
 mod heap_frames;
 mod init;
 mod irq_accounting;

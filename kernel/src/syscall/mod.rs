@@ -42,7 +42,9 @@ mod acct_calls;
 mod arch_prctl;
 mod blk;
 mod clock_gettime;
+mod execve;
 mod files;
+mod fork;
 mod io;
 mod ioctl;
 mod job_calls;
@@ -159,6 +161,9 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_CSA_CTL] = arg!("csa_ctl", acct_calls::csa_ctl);
     t[SYS_ARCH_PRCTL] = arg!("arch_prctl", arch_prctl::arch_prctl);
     t[SYS_SET_TID_ADDRESS] = arg!("set_tid_address", process::set_tid_address);
+    t[SYS_FORK] = ("fork", Handler::Frame(fork::fork));
+    t[SYS_VFORK] = ("vfork", Handler::Frame(fork::vfork));
+    t[SYS_EXECVE] = ("execve", Handler::Frame(execve::execve));
     t
 };
 

@@ -176,6 +176,21 @@ pub const SYS_RECVFROM: usize = 45;
 pub const SYS_BIND: usize = 49;
 pub const SYS_SETSOCKOPT: usize = 54;
 pub const SYS_GETSOCKOPT: usize = 55;
+/// `fork()`: a copy of the caller, memory shared copy-on-write; 0 in the child, its pid in the
+/// parent. `EAGAIN` at the task limit, `ENOMEM` without memory for the child.
+pub const SYS_FORK: usize = 57;
+/// `vfork()`: a child that borrows the caller's memory; the caller sleeps until it execs or
+/// exits.
+pub const SYS_VFORK: usize = 58;
+/// `execve(path, argv, envp)`: NULL-terminated arrays of C strings; Linux's limits
+/// ([`EXECVE_ARG_STRLEN`] per string, `E2BIG` beyond the loader's `ARG_MAX` in all).
+pub const SYS_EXECVE: usize = 59;
+/// The longest single `execve` argument or environment string, with its NUL (Linux's
+/// `MAX_ARG_STRLEN`, 32 pages): a longer one is `E2BIG`.
+pub const EXECVE_ARG_STRLEN: usize = 32 * 4096;
+/// Most `execve` argument plus environment pointers read before `E2BIG` (the loader's
+/// 128 KiB `ARG_MAX` holds at most this many 8-byte pointers anyway).
+pub const EXECVE_MAX_STRINGS: usize = 128 * 1024 / 8;
 pub const SYS_EXIT: usize = 60;
 pub const SYS_WAIT4: usize = 61;
 /// `kill(pid, sig)`: see [`crate::signal`].
