@@ -11,7 +11,8 @@
 //!   wait (26), a child whose execve fails exits 127 (27); vfork + execve (28), vfork of a
 //!   missing program (29); a pipe's write end held by a forked child keeps the reader from
 //!   end of file until the child exits (30), and a close-on-exec write end is closed by the
-//!   child's execve while the program still runs (31).
+//!   child's execve while the program still runs (31); execve in a process of three threads
+//!   (32: the other two end first).
 //! * `acct FILE`: process accounting on to FILE (40), a child that exits 3 without exec, one
 //!   that execs `/bin/hello`, a vfork child that execs it (41), accounting off (42): the
 //!   kernel reads the three records (AFORK only on the first).
@@ -178,8 +179,33 @@ fn exec() -> i32 {
     let _ = sys::kill(pid as isize, 9);
     check(reap(pid, 31) == 9, 31);
     let _ = sys::close(r);
+    // execve in a process of three threads (one asleep, one computing): the others end
+    // first (Linux's de_thread) and the program runs.
+    let pid = fork_or(32);
+    if pid == 0 {
+        for arg in [0, 1] {
+            if tally_rt::thread::spawn(busy, arg, 16 * 1024).is_err() {
+                sys::exit_group(99);
+            }
+        }
+        let e = sys::execve(HELLO, &["hello", "after", "threads"], &[]);
+        sys::exit_group(100 + e.0);
+    }
+    check(reap(pid, 32) == 0, 32);
     println!("forks: exec checks passed");
     0
+}
+
+/// A thread that sleeps (`arg` 0) or computes (1) until it is made to end.
+extern "C" fn busy(arg: usize) -> ! {
+    let mut x = 0u64;
+    loop {
+        if arg == 0 {
+            let _ = sys::sleep_ms(1000);
+        } else {
+            x = core::hint::black_box(x.wrapping_add(1));
+        }
+    }
 }
 
 fn acct(file: &str) -> i32 {
