@@ -38,9 +38,9 @@ use tally_uapi::errno::{EINTR, EINVAL};
 
 use super::create::SpawnAttr;
 use super::user::{start_user_task_with, UserStart};
-use hal::regs::UserRegs;
 use super::Procs;
 use crate::sched::{self, slot_of};
+use hal::regs::UserRegs;
 
 /// How [`fork_process`] makes the child (Linux's `clone` flags, reduced to what a new
 /// process can differ in).
@@ -116,7 +116,8 @@ fn fork_with_start(start: UserStart, how: ForkHow) -> Result<i32, i32> {
     // Interrupts off from the child's entry to its signal state: it cannot run in between.
     let started = hal::cpu::without_interrupts(|| {
         let kind = (CreateKind::Process, SpawnAttr::NONE);
-        let pid = start_user_task_with(name, params, (Arc::clone(&child_vm), files), start, kind, (false, vfork_parent))?;
+        let pid =
+            start_user_task_with(name, params, (Arc::clone(&child_vm), files), start, kind, (false, vfork_parent))?;
         super::signal::on_fork(parent_pid, pid);
         Ok(pid)
     });
@@ -177,4 +178,3 @@ impl Procs {
         }
     }
 }
-

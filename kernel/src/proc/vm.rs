@@ -229,7 +229,6 @@ impl Vm {
         MemUsage { rss_page_ticks: 0, vm_page_ticks: 0, ..u }
     }
 
-
     /// This map replaces one whose final numbers were `old` (`execve`): its readings from now
     /// on include `old`'s integrals and high-water marks (not its sizes: that map is gone).
     pub fn carry(&self, old: &MemUsage) {

@@ -21,7 +21,7 @@
 //! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `job_calls.rs` (process
 //! groups, sessions, `rt_sigaction`, the console's foreground group), `ioctl.rs` (device
 //! requests), `spawn.rs` (spawn,
-//! thread_create), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
+//! thread_create), `fork_calls.rs` (fork, vfork), `execve.rs` (execve), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
 //! policy), `clock_gettime.rs` (clocks), `mmap.rs` (brk, mmap, munmap), `msa.rs`
 //! (microstate times), `kstat_read.rs` (the kstat chain), `blk.rs` (raw disk sectors),
 //! `procstat.rs` (every thread's accounting at once, for `prstat`), `acct_calls.rs` (process
@@ -44,7 +44,7 @@ mod blk;
 mod clock_gettime;
 mod execve;
 mod files;
-mod fork;
+mod fork_calls;
 mod io;
 mod ioctl;
 mod job_calls;
@@ -161,8 +161,8 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_CSA_CTL] = arg!("csa_ctl", acct_calls::csa_ctl);
     t[SYS_ARCH_PRCTL] = arg!("arch_prctl", arch_prctl::arch_prctl);
     t[SYS_SET_TID_ADDRESS] = arg!("set_tid_address", process::set_tid_address);
-    t[SYS_FORK] = ("fork", Handler::Frame(fork::fork));
-    t[SYS_VFORK] = ("vfork", Handler::Frame(fork::vfork));
+    t[SYS_FORK] = ("fork", Handler::Frame(fork_calls::fork));
+    t[SYS_VFORK] = ("vfork", Handler::Frame(fork_calls::vfork));
     t[SYS_EXECVE] = ("execve", Handler::Frame(execve::execve));
     t
 };
