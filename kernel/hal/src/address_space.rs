@@ -508,24 +508,29 @@ impl AddressSpace {
             let mut flags = entry.flags();
             flags.remove(COW);
             flags.insert(PageTableFlags::WRITABLE);
-            let outcome = if frames.refs(old) <= 1 {
-                entry.set_flags(flags);
-                CowBreak::TookOver
-            } else {
-                let new = frames.alloc().ok_or(SpaceError::OutOfFrames)?;
-                // SAFETY: `old` is a frame this space maps (it holds a reference, so it cannot
-                // be freed meanwhile: the lock is held) and `new` was just allocated, so the two
-                // 4 KiB ranges are distinct; both are reached through the physical window.
-                unsafe {
-                    core::ptr::copy_nonoverlapping(
-                        paging::phys_to_virt(old) as *const u8,
-                        paging::phys_to_virt(new) as *mut u8,
-                        PAGE_SIZE as usize,
-                    )
-                };
-                entry.set_addr(PhysAddr::new(new), flags);
-                frames.free(old);
-                CowBreak::Copied
+            // The decision and the counts are `tally_frames`' (host-tested with a model of
+            // several spaces); the copy and the entry are the page tables'.
+            let outcome = match frames.copy_on_write(old).ok_or(SpaceError::OutOfFrames)? {
+                tally_frames::CowWrite::TakeOver => {
+                    entry.set_flags(flags);
+                    CowBreak::TookOver
+                }
+                tally_frames::CowWrite::Copy { new } => {
+                    // SAFETY: `old` is a frame this space maps (it holds a reference, so it
+                    // cannot be freed meanwhile: the lock is held) and `new` was just
+                    // allocated, so the two 4 KiB ranges are distinct; both are reached
+                    // through the physical window.
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(
+                            paging::phys_to_virt(old) as *const u8,
+                            paging::phys_to_virt(new) as *mut u8,
+                            PAGE_SIZE as usize,
+                        )
+                    };
+                    entry.set_addr(PhysAddr::new(new), flags);
+                    frames.free(old);
+                    CowBreak::Copied
+                }
             };
             self.flush(va);
             Ok(outcome)

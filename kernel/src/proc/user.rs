@@ -287,6 +287,8 @@ pub fn current_vm() -> Option<Arc<Vm>> {
 pub enum UserFault {
     /// A demand-zero page was mapped (a minor fault, counted), or was there already: retry.
     Fixed,
+    /// A page `fork` shared was copied or taken over (a minor fault, counted): retry.
+    CopiedOnWrite,
     /// The process may not use the address that way: SIGSEGV.
     Denied,
     /// Allowed, but no frame can be had: the process is OOM-killed (`oom.rs`).
@@ -301,6 +303,10 @@ pub fn user_page_fault(addr: u64, write: bool, exec: bool) -> UserFault {
         FaultOutcome::Mapped => {
             sched::note_minor_fault();
             UserFault::Fixed
+        }
+        FaultOutcome::CopiedOnWrite => {
+            sched::note_minor_fault();
+            UserFault::CopiedOnWrite
         }
         FaultOutcome::Present => UserFault::Fixed,
         FaultOutcome::Denied => UserFault::Denied,

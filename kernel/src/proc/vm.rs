@@ -17,7 +17,7 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use spin::Mutex;
 use tally_uapi::errno::{EEXIST, EINVAL, ENOMEM};
 
@@ -33,6 +33,15 @@ pub use tally_uapi::layout::{
 };
 pub use tally_uapi::msa::vvar::{VVAR_BASE, VVAR_END};
 const _: () = assert!(USER_STACK_GUARD == USER_STACK_TOP - USER_STACK_MAX - PAGE_SIZE);
+/// Copy-on-write faults served since boot (copies and take-overs): `unix:0:vm`'s
+/// `cow_fault`, Solaris' name for them.
+static COW_FAULTS: AtomicU64 = AtomicU64::new(0);
+
+/// Copy-on-write faults served since boot.
+pub fn cow_faults() -> u64 {
+    COW_FAULTS.load(Ordering::Relaxed)
+}
+
 /// Most regions a process may have (each `mmap` adds one; Linux's `vm.max_map_count` is
 /// 65530): beyond it `mmap` fails with `ENOMEM`.
 pub const MAX_REGIONS: usize = 1024;
@@ -82,9 +91,11 @@ impl Vma {
 /// What [`Vm::fault`] did about a fault at some address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultOutcome {
-    /// A zeroed page was mapped, or a copy-on-write page copied (or taken over): a minor
-    /// fault.
+    /// A zeroed page was mapped: a minor fault (demand-zero).
     Mapped,
+    /// A write to a page `fork` shared: the page was copied, or taken over by its last
+    /// user (a minor fault too, as Linux counts `do_wp_page`).
+    CopiedOnWrite,
     /// The page is already there with the needed access (a stale TLB entry, or another
     /// thread got there first): just retry.
     Present,
@@ -367,7 +378,10 @@ impl Vm {
                         return FaultOutcome::OutOfMemory;
                     }
                     return match self.space.break_cow(page) {
-                        Ok(CowBreak::Copied | CowBreak::TookOver) => FaultOutcome::Mapped,
+                        Ok(CowBreak::Copied | CowBreak::TookOver) => {
+                            COW_FAULTS.fetch_add(1, Ordering::Relaxed);
+                            FaultOutcome::CopiedOnWrite
+                        }
                         Ok(CowBreak::NotCow) => FaultOutcome::Present,
                         Err(_) => FaultOutcome::OutOfMemory,
                     };

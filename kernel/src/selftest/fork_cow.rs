@@ -50,6 +50,7 @@ pub fn fork_cow() -> Result<(), &'static str> {
             }
             parent.write(va, &pattern(i, 0xaa)).map_err(|_| "cannot write the parent's page")?;
         }
+        let cow_before = crate::proc::vm::cow_faults();
         let before_fork = in_use();
         let child = parent.fork().map_err(|_| "fork of the map failed")?;
         let tables = in_use() - before_fork;
@@ -74,7 +75,7 @@ pub fn fork_cow() -> Result<(), &'static str> {
         }
         // The child writes page 0: a copy (one more frame), the parent keeps its bytes.
         let shared0 = phys(&parent, base);
-        if child.fault(base, true, false, 1) != FaultOutcome::Mapped {
+        if child.fault(base, true, false, 1) != FaultOutcome::CopiedOnWrite {
             return Err("a write to a copy-on-write page was not a (minor) fault fixed");
         }
         child.write(base, &pattern(0, 0xcc)).map_err(|_| "cannot write the child's copy")?;
@@ -89,7 +90,7 @@ pub fn fork_cow() -> Result<(), &'static str> {
         }
         // The parent writes page 0 now: nobody else refers to its frame, so it takes it over.
         let before = in_use();
-        if parent.fault(base, true, false, 1) != FaultOutcome::Mapped || in_use() != before {
+        if parent.fault(base, true, false, 1) != FaultOutcome::CopiedOnWrite || in_use() != before {
             return Err("the last reference to a frame did not take it over without a copy");
         }
         if phys(&parent, base) != shared0 || parent.space().translate(base).is_none_or(|p| p.cow || !p.prot.write) {
@@ -116,12 +117,19 @@ pub fn fork_cow() -> Result<(), &'static str> {
         // The parent is alone now: each write takes its page over, no copy.
         let before = in_use();
         for i in 2..PAGES {
-            if parent.fault(base + i * 4096, true, false, 2) != FaultOutcome::Mapped {
+            if parent.fault(base + i * 4096, true, false, 2) != FaultOutcome::CopiedOnWrite {
                 return Err("a write after the child's end was not fixed");
             }
         }
         if in_use() != before {
             return Err("a page was copied although nobody shared it any more");
+        }
+        // 1 copy + 1 take-over of page 0, 6 take-overs after the child's end (the kernel's
+        // own write into page 1 is no fault).
+        let cow = crate::proc::vm::cow_faults() - cow_before;
+        println!("fork_cow: unix:0:vm cow_fault +{cow}");
+        if cow != 8 {
+            return Err("cow_fault did not count each copy-on-write fault once");
         }
         parent.teardown(3);
     }

@@ -13,19 +13,23 @@
 //! | `brk_enomem`   | uint64 | heap growths refused: larger than the machine             |
 //! | `mmap_enomem`  | uint64 | `mmap`s refused (`ENOMEM`): larger than the machine       |
 //! | `oom_kill`     | uint64 | processes killed (SIGKILL) at a fault that found no frame |
+//! | `cow_fault`    | uint64 | copy-on-write faults served since boot (Solaris' name): a page `fork` shared copied, or taken over by its last user |
+//! | `frames_shared`| uint64 | frames mapped by more than one process now (`fork`'s sharing) |
 
 use tally_kstat::{KstatError, KstatRegistry};
 use tally_uapi::kstat::{Hrtime, KidT, KstatValue, KSTAT_DATA_UINT64};
 
 use super::Sources;
 
-const STATS: [(&str, u8); 6] = [
+const STATS: [(&str, u8); 8] = [
     ("freemem", KSTAT_DATA_UINT64),
     ("commit_limit", KSTAT_DATA_UINT64),
     ("zfod", KSTAT_DATA_UINT64),
     ("brk_enomem", KSTAT_DATA_UINT64),
     ("mmap_enomem", KSTAT_DATA_UINT64),
     ("oom_kill", KSTAT_DATA_UINT64),
+    ("cow_fault", KSTAT_DATA_UINT64),
+    ("frames_shared", KSTAT_DATA_UINT64),
 ];
 
 pub(super) fn create(reg: &mut KstatRegistry, now: Hrtime) -> Result<KidT, KstatError> {
@@ -44,6 +48,8 @@ pub(super) fn refresh(reg: &mut KstatRegistry, kid: KidT, src: &Sources) -> Resu
         KstatValue::Uint64(oom.brk_enomem),
         KstatValue::Uint64(oom.mmap_enomem),
         KstatValue::Uint64(oom.oom_kill),
+        KstatValue::Uint64(src.cow_fault),
+        KstatValue::Uint64(src.frames_shared),
     ];
     super::set_in_order(reg, kid, values)
 }

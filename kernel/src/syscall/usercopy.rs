@@ -23,7 +23,7 @@ fn with_user<R>(
 ) -> Result<R, i32> {
     let vm = proc::current_vm().ok_or(EFAULT)?;
     let mut resolve = |page: u64, write: bool| match vm.fault(page, write, false, proc::current_process_cpu_ticks()) {
-        FaultOutcome::Mapped => {
+        FaultOutcome::Mapped | FaultOutcome::CopiedOnWrite => {
             sched::note_minor_fault();
             true
         }

@@ -14,7 +14,7 @@
 //! **Exceptions from user mode** (ring 3: the low bits of the saved CS) are the process's
 //! problem, not the kernel's. The task's running microstate becomes ONCPU_TRAP; a page fault
 //! that a demand-zero region explains is fixed (`proc::vm`: a zeroed page is mapped, a minor
-//! fault counted) and the task resumes in ONCPU_USR at the faulting instruction — or, when
+//! fault counted), as is a write to a page `fork` shared copy-on-write (the page copied) and the task resumes in ONCPU_USR at the faulting instruction — or, when
 //! no frame can be had, the OOM killer ends the largest process with SIGKILL and the fault is
 //! retried (`proc/oom.rs`); anything
 //! else kills the task's process with the signal Linux would send — SIGFPE for a divide
@@ -93,6 +93,9 @@ pub fn page_fault(e: &Exception) {
             USER_FAULTS_FIXED.fetch_add(1, Ordering::Relaxed);
             sched::set_running_state(MicroState::OncpuUsr);
         }
+        // A write to a page `fork` shared, now the process's own (`proc/vm.rs`); counted
+        // there (`unix:0:vm`'s `cow_fault`), not as demand-zero.
+        proc::UserFault::CopiedOnWrite => sched::set_running_state(MicroState::OncpuUsr),
         proc::UserFault::Denied => kill_user(e, SIGSEGV),
         // Allowed but no frame left: the OOM killer's SIGKILL (for this process, which then
         // never comes back here, or for a larger one), not a segfault; then retry.

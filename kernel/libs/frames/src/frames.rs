@@ -35,6 +35,17 @@ struct Region {
     end: u64,
 }
 
+/// What a write to a page mapped copy-on-write on a frame takes
+/// ([`FrameAllocator::copy_on_write`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CowWrite {
+    /// Nobody else refers to the frame any more: the writer takes it over as it is.
+    TakeOver,
+    /// The frame is still shared: copy it into `new` (just allocated, count 1), map `new`
+    /// instead, then drop the writer's reference to the old frame with `free`.
+    Copy { new: u64 },
+}
+
 /// Counters a test compares before and after a workload.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FrameStats {
@@ -217,6 +228,16 @@ impl FrameAllocator {
             }
         }
         None
+    }
+
+    /// A write to a page mapped copy-on-write on `frame` (Linux's `do_wp_page`): take the
+    /// frame over if this mapping is its only reference, else allocate the frame the copy
+    /// goes to. `None` if a copy is needed and no frame is left (nothing changed then).
+    pub fn copy_on_write(&mut self, frame: u64) -> Option<CowWrite> {
+        if self.refs(frame) <= 1 {
+            return Some(CowWrite::TakeOver);
+        }
+        self.alloc().map(|new| CowWrite::Copy { new })
     }
 
     /// Drop one reference to a frame; the frame returns to the pool when it was the last
@@ -433,6 +454,110 @@ mod tests {
                     prop_assert_eq!(a.refs(f), 0);
                 }
             }
+        }
+
+        /// Copy-on-write over several address spaces, as the HAL does it with these calls:
+        /// pages mapped, written, unmapped; spaces forked (every page shared, marked COW in
+        /// both) and ended. After every step each space reads what it last wrote to each page
+        /// (no write ever reaches another space), a frame's count is the number of entries
+        /// that map it, a page writable in place is mapped by nobody else, and the frames in
+        /// use are exactly the frames mapped; once every space has ended, none is in use.
+        #[test]
+        fn copy_on_write_keeps_spaces_apart(
+            ops in proptest::collection::vec((0u8..5, 0usize..4, 0u8..6, any::<u32>()), 1..300),
+        ) {
+            use std::collections::{BTreeMap, BTreeSet};
+            #[derive(Clone, Copy)]
+            struct Entry { frame: u64, cow: bool }
+            let mut a = FrameAllocator::new();
+            a.add_region(0x1000, 0x200_000);
+            a.reserve_free_stack();
+            // The spaces' page tables, what each frame holds, what each space last wrote.
+            let mut spaces: Vec<Option<BTreeMap<u8, Entry>>> = vec![Some(BTreeMap::new())];
+            let mut memory: BTreeMap<u64, u32> = BTreeMap::new();
+            let mut wrote: Vec<BTreeMap<u8, u32>> = vec![BTreeMap::new()];
+            for (op, s, page, val) in ops {
+                let s = s % spaces.len();
+                let room = spaces.len() < 8;
+                let Some(space) = spaces[s].as_mut() else { continue };
+                let mut forked = None;
+                match op {
+                    0 if !space.contains_key(&page) => {
+                        let frame = a.alloc().unwrap();
+                        memory.insert(frame, 0);
+                        space.insert(page, Entry { frame, cow: false });
+                        wrote[s].insert(page, 0);
+                    }
+                    1 if space.contains_key(&page) => {
+                        let e = space.get_mut(&page).unwrap();
+                        if e.cow {
+                            match a.copy_on_write(e.frame).unwrap() {
+                                CowWrite::TakeOver => {}
+                                CowWrite::Copy { new } => {
+                                    let v = memory[&e.frame];
+                                    memory.insert(new, v);
+                                    prop_assert!(a.free(e.frame));
+                                    e.frame = new;
+                                }
+                            }
+                            e.cow = false;
+                        }
+                        memory.insert(e.frame, val);
+                        wrote[s].insert(page, val);
+                    }
+                    2 if space.contains_key(&page) => {
+                        let e = space.remove(&page).unwrap();
+                        prop_assert!(a.free(e.frame));
+                        wrote[s].remove(&page);
+                    }
+                    3 if room => {
+                        let mut child = BTreeMap::new();
+                        for (&p, e) in space.iter_mut() {
+                            prop_assert!(a.share(e.frame));
+                            e.cow = true;
+                            child.insert(p, *e);
+                        }
+                        forked = Some(child);
+                    }
+                    4 => {
+                        for e in space.values() {
+                            prop_assert!(a.free(e.frame));
+                        }
+                        spaces[s] = None;
+                        wrote[s].clear();
+                    }
+                    _ => {}
+                }
+                if let Some(child) = forked {
+                    spaces.push(Some(child));
+                    wrote.push(wrote[s].clone());
+                }
+                let mut mapped: BTreeMap<u64, u16> = BTreeMap::new();
+                for (i, sp) in spaces.iter().enumerate() {
+                    for (p, e) in sp.iter().flatten() {
+                        prop_assert_eq!(memory[&e.frame], wrote[i][p], "space {} page {} reads another's write", i, p);
+                        *mapped.entry(e.frame).or_default() += 1;
+                    }
+                }
+                for sp in spaces.iter().flatten() {
+                    for e in sp.values().filter(|e| !e.cow) {
+                        prop_assert_eq!(mapped[&e.frame], 1, "a writable page's frame is mapped elsewhere");
+                    }
+                }
+                for (&f, &n) in &mapped {
+                    prop_assert_eq!(a.refs(f), n);
+                }
+                let frames: BTreeSet<u64> = mapped.keys().copied().collect();
+                prop_assert_eq!(a.stats().in_use, frames.len() as u64);
+                prop_assert_eq!(a.stats().shared, mapped.values().filter(|&&n| n >= 2).count() as u64);
+            }
+            for sp in spaces.iter().flatten() {
+                for e in sp.values() {
+                    prop_assert!(a.free(e.frame));
+                }
+            }
+            prop_assert_eq!(a.stats().in_use, 0);
+            prop_assert_eq!(a.stats().shared, 0);
         }
 
         #[test]

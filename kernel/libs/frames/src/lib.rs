@@ -18,4 +18,4 @@ extern crate alloc;
 
 mod frames;
 
-pub use frames::{FrameAllocator, FrameStats, FRAME_SIZE, MAX_REGIONS};
+pub use frames::{CowWrite, FrameAllocator, FrameStats, FRAME_SIZE, MAX_REGIONS};
