@@ -49,7 +49,7 @@ fn strings(addr: u64, total: &mut usize) -> Result<Vec<Vec<u8>>, i32> {
 /// `execve(path, argv, envp)`: 0 in the new program's `rax`; on failure `-errno` to the
 /// unchanged caller.
 pub fn execve(frame: &mut SyscallFrame) -> SysResult {
-    let [path, argv, envp, ..] = frame.args();
+    let (path, argv, envp) = (frame.rdi, frame.rsi, frame.rdx);
     let path = usercopy::str_from_user(path, PATH_MAX - 1).map_err(|e| if e == E2BIG { ENAMETOOLONG } else { e })?;
     if path.is_empty() {
         return Err(ENOENT);
