@@ -168,7 +168,8 @@ pub fn raise(sig: u8) {
 
 /// A process was forked: child `child_pid` of `parent_pid` takes its signal state (handlers,
 /// mask, ignored set as Linux's `copy_sighand`/`copy_signal`; pending signals are not
-/// inherited). Called by `fork.rs` once the child is in the table, before it runs.
+/// inherited). Called by `fork.rs` once the child is in the table, before it runs, with
+/// interrupts off and no lock held: it must not sleep.
 // H4 implements
 pub fn on_fork(parent_pid: i32, child_pid: i32) {
     let _ = (parent_pid, child_pid);
