@@ -109,7 +109,8 @@ pub fn exec_program(path: &'static str, argv: Vec<&[u8]>) -> Result<core::conver
 /// replace the caller's program (`user.rs`'s `exec_replace`: the map, the name, AFORK, the
 /// close-on-exec descriptors, handled signals). Returns where the new program starts,
 /// (entry, stack pointer): the system call makes that its return frame. `EINVAL` for a
-/// caller without a user mode; `EINTR` if the process is killed while its threads stop.
+/// caller without a user mode; `EACCES` for a directory; `EINTR` if the process is killed
+/// while its threads stop.
 /// (`envp` is not placed yet: the loader builds the stack from `argv` alone.)
 pub fn execve(path: &str, argv: &[&[u8]], envp: &[&[u8]]) -> Result<(u64, u64), i32> {
     let _ = envp;
@@ -117,7 +118,11 @@ pub fn execve(path: &str, argv: &[&[u8]], envp: &[&[u8]]) -> Result<(u64, u64), 
         return Err(tally_uapi::errno::EINVAL);
     }
     // The one call to the loader (H1's `load(path, argv, envp)` will take the environment).
-    let (vm, entry, rsp) = load(path, argv)?;
+    // A directory is `EACCES` to execve, as on Linux (`spawn` keeps its `ENOENT`).
+    let (vm, entry, rsp) = load(path, argv).map_err(|e| match ramdisk::lookup(path) {
+        Some(tally_loader::cpio::Node::Dir) => tally_uapi::errno::EACCES,
+        _ => e,
+    })?;
     super::threads::stop_other_threads()?;
     let name = path.rsplit('/').next().unwrap_or(path);
     exec_replace(name, vm, UserStart::at(entry, rsp, 0))?;

@@ -6,7 +6,7 @@
 //!   it (2, 3), still sees its own bytes (4), the child's rusage counted the faults (5), and
 //!   its own writes afterwards are one minor fault per page too (6: the frames are its alone
 //!   now, taken over without a copy — Linux counts those faults as well).
-//! * `exec`: `execve`'s errors — ENOENT (20), EFAULT for the path (21), the argument array
+//! * `exec`: `execve`'s errors — ENOENT, EACCES for a directory (20), EFAULT for the path (21), the argument array
 //!   (22) and an argument (23), E2BIG (24), ENAMETOOLONG (25); fork + execve `/bin/hello` +
 //!   wait (26), a child whose execve fails exits 127 (27); vfork + execve (28), vfork of a
 //!   missing program (29); a pipe's write end held by a forked child keeps the reader from
@@ -30,7 +30,7 @@ use alloc::vec::Vec;
 use tally_rt::fixture::{check, expect_err, expect_ok, positive, usage};
 use tally_rt::sys::probe::{self, BadPtr};
 use tally_rt::sys::{self, ExecArgs, Mapping};
-use tally_rt::uapi::errno::{E2BIG, EAGAIN, ECHILD, EFAULT, ENAMETOOLONG, ENOENT};
+use tally_rt::uapi::errno::{E2BIG, EACCES, EAGAIN, ECHILD, EFAULT, ENAMETOOLONG, ENOENT};
 use tally_rt::uapi::fs::O_CLOEXEC;
 use tally_rt::uapi::msa::{MicroState, MSA_THREAD, NR_MICROSTATES};
 use tally_rt::uapi::procstat::ProcStat;
@@ -123,6 +123,7 @@ fn exec() -> i32 {
     let hello = ExecArgs::new(HELLO, &["hello", "exec'd"], &["TERM=vt100"]);
     let [path, argv, envp] = hello.regs();
     expect_err(Err(sys::execve("/bin/nope", &["nope"], &[])), ENOENT, 20);
+    expect_err(Err(sys::execve("/bin", &["bin"], &[])), EACCES, 20);
     expect_err(probe::execve(BadPtr::UNMAPPED.addr(), argv, envp), EFAULT, 21);
     expect_err(probe::execve(path, BadPtr::UNMAPPED.addr(), envp), EFAULT, 22);
     let bad_arg = [BadPtr::KERNEL.addr(), 0];
