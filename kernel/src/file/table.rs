@@ -5,9 +5,9 @@
 //! ([`FileTable::fork`]) and `execve` closes the close-on-exec descriptors
 //! ([`FileTable::close_on_exec`]); `spawn` is `posix_spawn`, i.e. fork + exec in one step:
 //! the child's copy of the table ([`FileTable::inherit`]) leaves the close-on-exec
-//! descriptors out, exactly as exec would close them. That is how a parent keeps a pipe end to itself (`pipe2(fds, O_CLOEXEC)`,
-//! `fcntl(fd, F_SETFD, FD_CLOEXEC)`), so a reader can see end of file once its writers are
-//! gone (`docs/files.md`).
+//! descriptors out, exactly as exec would close them. That is how a parent keeps a pipe end
+//! to itself (`pipe2(fds, O_CLOEXEC)`, `fcntl(fd, F_SETFD, FD_CLOEXEC)`), so a reader can see
+//! end of file once its writers are gone (`docs/files.md`).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
