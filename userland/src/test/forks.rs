@@ -12,7 +12,8 @@
 //!   missing program (29); a pipe's write end held by a forked child keeps the reader from
 //!   end of file until the child exits (30), and a close-on-exec write end is closed by the
 //!   child's execve while the program still runs (31); execve in a process of three threads
-//!   (32: the other two end first).
+//!   (32: the other two end first); the maximum RSS of a program that exec'd spans the map it
+//!   replaced (33).
 //! * `acct FILE`: process accounting on to FILE (40), a child that exits 3 without exec, one
 //!   that execs `/bin/hello`, a vfork child that execs it (41), accounting off (42): the
 //!   kernel reads the three records (AFORK only on the first).
@@ -193,6 +194,30 @@ fn exec() -> i32 {
         sys::exit_group(100 + e.0);
     }
     check(reap(pid, 32) == 0, 32);
+    // What an exec replaces still counts: a child that touched 4 MiB, then exec'd a small
+    // program, has a maximum RSS of at least 4 MiB (Linux keeps maxrss across exec too);
+    // one that exec'd without touching anything stays below.
+    let big = 1024;
+    let mut maxrss = [0i64; 2];
+    for (i, touch) in [true, false].into_iter().enumerate() {
+        let pid = fork_or(33);
+        if pid == 0 {
+            if touch {
+                let Ok(mut m) = Mapping::new(big * 4096, PROT_READ | PROT_WRITE) else { sys::exit_group(98) };
+                m.bytes_mut().iter_mut().step_by(4096).for_each(|b| *b = 1);
+                core::mem::forget(m);
+            }
+            let e = sys::execve(HELLO, &["hello"], &[]);
+            sys::exit_group(100 + e.0);
+        }
+        let mut status = -1;
+        let mut ru = Rusage::default();
+        expect_ok(sys::wait4(pid as isize, Some(&mut status), 0, Some(&mut ru)), pid, 33);
+        check(status == 0, 33);
+        maxrss[i] = ru.ru_maxrss;
+    }
+    println!("forks: maxrss after exec: {} KiB (4 MiB touched before), {} KiB (none)", maxrss[0], maxrss[1]);
+    check(maxrss[0] >= (big as i64) * 4 && maxrss[1] < (big as i64) * 4, 33);
     println!("forks: exec checks passed");
     0
 }
