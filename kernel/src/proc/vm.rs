@@ -203,8 +203,15 @@ impl Vm {
     /// Linux counts RSS — and its accounting starts fresh: its integrals at its own CPU time
     /// 0, its high-water marks at its sizes (Linux's `dup_mm` sets `hiwater_rss` and
     /// `hiwater_vm` to the parent's current sizes). The parent's numbers do not change.
-    /// `ENOMEM` if the child's page tables cannot be had.
+    /// `ENOMEM` if the child's page tables cannot be had, or only the kernel's reserve of
+    /// frames is left.
     pub fn fork(&self) -> Result<Arc<Vm>, i32> {
+        // Only the kernel's reserve left (`oom.rs`): the child's page tables would eat into
+        // what kernel stacks and page tables need; refused as Linux's fork is when memory is
+        // short.
+        if !super::oom::frame_available() {
+            return Err(ENOMEM);
+        }
         self.with_map(|m| {
             let space = self.space.fork_cow().map_err(|_| ENOMEM)?;
             let mut child = Map {
