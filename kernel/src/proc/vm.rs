@@ -23,6 +23,8 @@ use tally_uapi::errno::{EEXIST, EINVAL, ENOMEM};
 use tally_memacct::{MemAcct, MemUsage};
 
 use hal::address_space::{is_user_range, AddressSpace, SpaceError, PAGE_SIZE};
+
+use super::vm_file::FileSegment;
 pub use hal::address_space::{Prot, USER_END};
 
 // The user half's layout is ABI (`mmap` refuses the guard page, programs name these
@@ -55,6 +57,10 @@ pub enum VmaKind {
     Stack,
     /// Anonymous memory from `mmap`: demand-zero.
     Anon,
+    /// A segment of a program on `/var`: each page is read from the file at its first
+    /// touch (a major fault, PAGING_SLEEP), or zero-filled if it lies wholly in the `.bss`.
+    /// Its file and offsets: `vm_file.rs`.
+    File,
 }
 
 /// One region: `[start, end)`, page-aligned.
@@ -90,6 +96,9 @@ pub enum FaultOutcome {
     Denied,
     /// Allowed, but no frame can be had (`oom.rs`: the process is OOM-killed).
     OutOfMemory,
+    /// Allowed, in a file-backed region: the page must be read from the file first
+    /// (`vm_file::page_in`, which may sleep), so the caller must be able to sleep.
+    FilePage,
 }
 
 struct Map {
@@ -102,6 +111,8 @@ struct Map {
     /// Lowest page of the stack region that has been mapped (its grown extent).
     stack_low: u64,
     acct: MemAcct,
+    /// What backs each `VmaKind::File` region (by its start): the file and its offsets.
+    files: Vec<Arc<FileSegment>>,
 }
 
 impl Map {
@@ -161,6 +172,7 @@ impl Vm {
                 rss: 0,
                 stack_low: USER_STACK_TOP,
                 acct: MemAcct::default(),
+                files: Vec::new(),
             }),
         }))
     }
@@ -294,6 +306,9 @@ impl Vm {
                 // a segment's page range.
                 return FaultOutcome::Denied;
             }
+            if vma.kind == VmaKind::File {
+                return FaultOutcome::FilePage;
+            }
             let kind = vma.kind;
             // Only the kernel's reserve left: this page cannot be had (`oom.rs`).
             if !super::oom::frame_available() {
@@ -310,6 +325,76 @@ impl Vm {
                 }
                 Err(SpaceError::AlreadyMapped) => FaultOutcome::Present,
                 // No frame for the page (or for a page table on the way to it).
+                Err(_) => FaultOutcome::OutOfMemory,
+            }
+        })
+    }
+
+    /// Add a file-backed region for `seg` (a `/var` program's segment, `vm_file.rs`) with
+    /// `prot`; no page is mapped until touched. The heap then starts after it, as after
+    /// [`Vm::load_segment`]. Errors: `EINVAL` (outside `USER_MIN_ADDR..USER_MMAP_BASE`),
+    /// `EEXIST` (overlaps a region).
+    pub fn map_file(&self, seg: Arc<FileSegment>, prot: Prot) -> Result<(), i32> {
+        let (start, end) = (seg.start(), seg.end());
+        if start < USER_MIN_ADDR || end > USER_MMAP_BASE || start >= end {
+            return Err(EINVAL);
+        }
+        self.with_map(|m| {
+            if m.vmas.iter().any(|v| v.overlaps(start, end)) {
+                return Err(EEXIST);
+            }
+            m.vmas.push(Vma { start, end, prot, kind: VmaKind::File, accessible: true });
+            m.files.push(seg);
+            if end > m.heap_start {
+                m.heap_start = end;
+                m.brk = end;
+                m.vmas.retain(|v| v.kind != VmaKind::Heap);
+            }
+            m.account(0);
+            Ok(())
+        })
+    }
+
+    /// The file-backed region holding `addr`: what backs it and its protection.
+    pub fn file_backing(&self, addr: u64) -> Option<(Arc<FileSegment>, Prot)> {
+        self.with_map(|m| {
+            let vma = m.vmas.iter().find(|v| v.contains(addr) && v.kind == VmaKind::File)?;
+            let seg = m.files.iter().find(|f| f.start() == vma.start)?;
+            Some((Arc::clone(seg), vma.prot))
+        })
+    }
+
+    /// Map the page at `page` of the file-backed region `seg` (as [`Vm::file_backing`] gave
+    /// it): a zeroed frame with `bytes` copied in at `page + skip`. Checked again under the
+    /// lock, since the caller slept reading `bytes`: `Present` if the page got there
+    /// meanwhile (another thread's fault), `Denied` if the region is gone.
+    pub fn install_file_page(&self, seg: &Arc<FileSegment>, page: u64, skip: u64, bytes: &[u8], cpu: u64) -> FaultOutcome {
+        if skip.saturating_add(bytes.len() as u64) > PAGE_SIZE || !page.is_multiple_of(PAGE_SIZE) {
+            return FaultOutcome::Denied;
+        }
+        self.with_map(|m| {
+            let Some(vma) = m.vmas.iter().find(|v| v.contains(page) && v.kind == VmaKind::File) else {
+                return FaultOutcome::Denied;
+            };
+            if !m.files.iter().any(|f| Arc::ptr_eq(f, seg)) || vma.start != seg.start() {
+                return FaultOutcome::Denied;
+            }
+            if self.space.translate(page).is_some() {
+                return FaultOutcome::Present;
+            }
+            if !super::oom::frame_available() {
+                return FaultOutcome::OutOfMemory;
+            }
+            match self.space.map_zeroed(page, vma.prot) {
+                Ok(()) => {
+                    m.rss += 1;
+                    if !bytes.is_empty() && self.space.write(page + skip, bytes).is_err() {
+                        return FaultOutcome::Denied;
+                    }
+                    m.account(cpu);
+                    FaultOutcome::Mapped
+                }
+                Err(SpaceError::AlreadyMapped) => FaultOutcome::Present,
                 Err(_) => FaultOutcome::OutOfMemory,
             }
         })
@@ -387,6 +472,8 @@ impl Vm {
         self.with_map(|m| {
             let usage = m.acct.usage(cpu);
             m.vmas.clear();
+            // The files' last references: each posts its close to fsd, without waiting.
+            m.files.clear();
             m.brk = m.heap_start;
             m.stack_low = USER_STACK_TOP;
             self.space.clear_user();

@@ -255,7 +255,17 @@ pub fn plan(file: &[u8], limits: &Limits) -> Result<ElfPlan, ExecError> {
 /// hand: they must hold the ELF header and the program headers ([`headers_len`]). Segment
 /// ranges are checked against `file_len`.
 pub fn plan_headers(head: &[u8], file_len: u64, limits: &Limits) -> Result<ElfPlan, ExecError> {
-    let elf = ElfBytes::<AnyEndian>::minimal_parse(head).map_err(|_| ExecError::NotElf)?;
+    // Only the ELF header and the program headers are read: a copy of them with the
+    // section-header fields cleared (e_shoff, e_shnum, e_shstrndx), since the parser would
+    // otherwise look for the section table — usually at the end of the file, not at hand,
+    // and of no use to a loader (Linux's `binfmt_elf` never reads it either).
+    let n = headers_len(head).map_or(head.len(), |n| n.min(head.len()));
+    let mut headers = head[..n].to_vec();
+    if headers.len() >= 64 {
+        headers[40..48].fill(0);
+        headers[60..64].fill(0);
+    }
+    let elf = ElfBytes::<AnyEndian>::minimal_parse(&headers).map_err(|_| ExecError::NotElf)?;
     let h = &elf.ehdr;
     if h.class != elf::file::Class::ELF64 || h.e_machine != abi::EM_X86_64 || !matches!(h.endianness, AnyEndian::Little)
     {
@@ -675,6 +685,13 @@ mod tests {
         );
         assert!(plan_headers(&f[..n - 1], f.len() as u64, &Limits::default()).is_err());
         assert_eq!(headers_len(b"\x7fELF"), None);
+        // Section headers at the end of the file (where linkers put them), not at hand:
+        // ignored, as the loader never needs them.
+        let mut g = f.clone();
+        g[40..48].copy_from_slice(&0x3000u64.to_le_bytes());
+        g[58..60].copy_from_slice(&64u16.to_le_bytes());
+        g[60..62].copy_from_slice(&25u16.to_le_bytes());
+        assert_eq!(plan_headers(&g[..n], g.len() as u64, &Limits::default()).unwrap(), p);
         // A segment's data from a file that is not the planned one: empty, not a panic.
         assert_eq!(p.segments[3].data(&f[..16]), b"");
     }
