@@ -13,6 +13,6 @@ pub mod console;
 pub mod cmdline;
 pub mod config;
 pub mod memory;
-pub mod random;
 mod panic;
+pub mod random;
 pub mod time;

@@ -32,7 +32,7 @@ use tally_uapi::fs::path as var_path;
 use super::create::SpawnAttr;
 
 use super::ramdisk;
-use super::user::{exec_current, start_user_task};
+use super::user::{exec_current, start_user_task, UserStart};
 use super::vm::{Prot, Vm, USER_IMAGE_BASE, USER_MIN_ADDR, USER_MMAP_BASE, USER_STACK_TOP};
 use super::vm_file::FileSegment;
 use crate::fs::VarFile;
@@ -183,7 +183,14 @@ pub fn spawn_program(path: &str, argv: &[&[u8]]) -> Result<i32, i32> {
 pub fn spawn_program_in(path: &str, argv: &[&[u8]], attr: SpawnAttr) -> Result<i32, i32> {
     let l = load(path, argv, &[])?;
     let params = sched::inherited_params();
-    start_user_task(l.name(), params, Arc::clone(&l.vm), (l.entry, l.rsp, 0), (CreateKind::Process, attr), true)
+    start_user_task(
+        l.name(),
+        params,
+        Arc::clone(&l.vm),
+        UserStart::at(l.entry, l.rsp, 0),
+        (CreateKind::Process, attr),
+        true,
+    )
 }
 
 /// [`spawn_program`], also handing back the child's memory map: the self-tests read and
@@ -192,7 +199,7 @@ pub fn spawn_program_vm(path: &str, argv: &[&[u8]]) -> Result<(i32, Arc<Vm>), i3
     let l = load(path, argv, &[])?;
     let params = sched::inherited_params();
     let kind = (CreateKind::Process, SpawnAttr::NONE);
-    let pid = start_user_task(l.name(), params, Arc::clone(&l.vm), (l.entry, l.rsp, 0), kind, true)?;
+    let pid = start_user_task(l.name(), params, Arc::clone(&l.vm), UserStart::at(l.entry, l.rsp, 0), kind, true)?;
     Ok((pid, l.vm))
 }
 
@@ -205,5 +212,5 @@ pub fn exec_program(path: &'static str, argv: Vec<&[u8]>) -> Result<core::conver
     let l = load(path, &argv, &[])?;
     drop(argv);
     let name = path.rsplit('/').next().unwrap_or(path);
-    exec_current(name, l.vm, (l.entry, l.rsp, 0))
+    exec_current(name, l.vm, UserStart::at(l.entry, l.rsp, 0))
 }

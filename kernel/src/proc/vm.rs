@@ -368,7 +368,14 @@ impl Vm {
     /// it): a zeroed frame with `bytes` copied in at `page + skip`. Checked again under the
     /// lock, since the caller slept reading `bytes`: `Present` if the page got there
     /// meanwhile (another thread's fault), `Denied` if the region is gone.
-    pub fn install_file_page(&self, seg: &Arc<FileSegment>, page: u64, skip: u64, bytes: &[u8], cpu: u64) -> FaultOutcome {
+    pub fn install_file_page(
+        &self,
+        seg: &Arc<FileSegment>,
+        page: u64,
+        skip: u64,
+        bytes: &[u8],
+        cpu: u64,
+    ) -> FaultOutcome {
         if skip.saturating_add(bytes.len() as u64) > PAGE_SIZE || !page.is_multiple_of(PAGE_SIZE) {
             return FaultOutcome::Denied;
         }

@@ -33,8 +33,7 @@ fn with_user<R>(
         // code touching it would — only where the call may sleep (it always may, unless a
         // caller copies with interrupts off; then the copy fails rather than sleep there).
         FaultOutcome::FilePage => {
-            hal::cpu::interrupts_enabled()
-                && proc::vm_file::page_in(&vm, page) == proc::vm_file::PageIn::Fixed
+            hal::cpu::interrupts_enabled() && proc::vm_file::page_in(&vm, page) == proc::vm_file::PageIn::Fixed
         }
         // No frame for the page: the call fails with EFAULT, as Linux's copy does when its
         // fault is out of memory (the OOM killer acts on faults from user mode only).

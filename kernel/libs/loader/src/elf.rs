@@ -606,9 +606,9 @@ mod tests {
                 (PT_LOAD, R | X, 0x1000, 0x40_1000, 0x8f1, 0x8f1, 0x1000),
                 (PT_LOAD, R, 0x2000, 0x40_2000, 0x4c, 0x4c, 0x1000),
                 (PT_LOAD, R | W, 0x2fd0, 0x40_3fd0, 0x40, 0x2a8, 0x1000),
-                (7, R, 0x2fd0, 0x40_3fd0, 0x8, 0x10, 8),                 // PT_TLS
-                (0x6474_e551, R | W, 0, 0, 0, 0, 16),                     // PT_GNU_STACK
-                (0x6474_e552, R, 0x2fd0, 0x40_3fd0, 0x30, 0x30, 1),       // PT_GNU_RELRO
+                (7, R, 0x2fd0, 0x40_3fd0, 0x8, 0x10, 8),            // PT_TLS
+                (0x6474_e551, R | W, 0, 0, 0, 0, 16),               // PT_GNU_STACK
+                (0x6474_e552, R, 0x2fd0, 0x40_3fd0, 0x30, 0x30, 1), // PT_GNU_RELRO
             ],
             0x3010,
         )
