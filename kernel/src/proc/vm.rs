@@ -7,7 +7,9 @@
 //! costs nothing until the program first touches it; the page fault that follows asks
 //! [`Vm::fault`] whether a region allows that access, and if so a zeroed frame is mapped and
 //! the instruction restarted — a *minor* fault, charged to ONCPU_TRAP. Anything else is a
-//! real fault: SIGSEGV. The user half's layout is ABI (`tally_uapi::layout`).
+//! real fault: SIGSEGV. The user half's layout is ABI (`tally_uapi::layout`). A program on
+//! `/var` has file-backed regions instead of loaded ones (`VmaKind::File`): a fault there is
+//! answered `FilePage`, and `vm_file.rs` reads the page from the file (a major fault).
 //!
 //! The map also keeps the process's memory numbers (`tally_memacct`): every change of RSS
 //! or VM takes `cpu`, the process's CPU time now (TSC ticks, from `cputime.rs`), so the
