@@ -35,7 +35,7 @@
 //! | `{cpu,blkio,irq}_delay_max_ts` | timespec | wall clock at the end of the longest episode; 0 when there was none |
 //! | `swapin_*`, `freepages_*`, `thrashing_*` | — | 0: Tally has no swap, no reclaim, no thrashing |
 //! | `compact_*`, `wpcopy_*` | — | 0: no compaction, no copy-on-write either |
-//! | `ac_minflt`, `ac_majflt` | — | page faults: served without I/O, and read from the disk (a program on `/var`) |
+//! | `ac_minflt`, `ac_majflt` | — | page faults (majflt is 0: no paging) |
 //! | `coremem`, `virtmem` | MB·µs | RSS / VM page·tick integrals over the process's CPU time (Linux: KB × µs / 1024) |
 //! | `hiwater_rss`, `hiwater_vm` | KB | high-water marks |
 //! | `read_char`, `write_char` | bytes | passed to `read`/`write` (any descriptor, a socket's too) |
