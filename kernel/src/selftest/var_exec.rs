@@ -7,7 +7,10 @@
 //! a read through fsd — and as many as the kernel's page-in counter says; the waits for
 //! those reads are PAGING_SLEEP (non-zero), not UNINTERRUPTIBLE_SLEEP; the second run
 //! takes exactly as many major faults as the first (there is no page cache: every run
-//! reads its pages again). The same program from the ramdisk takes none. Refusals: a
+//! reads its pages again). The fixture `/test/paging`, copied to `/var/PAGING`, has pages of
+//! its read-only data brought in first by a system call's copy (`write` from them into a
+//! pipe: the kernel's copy faults the page in, in ONCPU_SYS) and then by its own code, and
+//! checks the bytes. The same program from the ramdisk takes none. Refusals: a
 //! directory (`EACCES`), a file that is not an ELF (`ENOEXEC`), a missing one (`ENOENT`).
 //! Then the frames come back to their baseline and both exact invariants hold: (a) each
 //! task's clocks sum to its age — at every exit and for every live task — and (b) the
@@ -77,6 +80,8 @@ pub fn demand_paged() -> Result<(), &'static str> {
     }
     let hello = proc::ramdisk::find("/bin/hello").map_err(|_| "no /bin/hello in the ramdisk")?;
     write_file(b"/var/HELLO", hello)?;
+    let paging = proc::ramdisk::find("/test/paging").map_err(|_| "no /test/paging in the ramdisk")?;
+    write_file(b"/var/PAGING", paging)?;
     write_file(b"/var/TEXT", b"#!/bin/sh\necho not an ELF\n")?;
     println!("var_exec: copied /bin/hello ({} bytes) to /var/HELLO", hello.len());
     frames_unchanged("var_exec", || {
@@ -93,6 +98,11 @@ pub fn demand_paged() -> Result<(), &'static str> {
             return Err("a second run did not read its pages again");
         }
         println!("var_exec: second run: {maj2} major faults again (no page cache)");
+        // Pages brought in by a system call's copy (ONCPU_SYS), then by user code.
+        let (majp, pagingp, ..) = run("/var/PAGING", &[b"paging"])?;
+        if majp < 3 || (tally_microstate::ACCOUNTING_ENABLED && pagingp == 0) {
+            return Err("the paging fixture's pages were not read in by major faults");
+        }
         let (maj3, paging3, ..) = run("/bin/hello", argv)?;
         if maj3 != 0 || paging3 != 0 {
             return Err("a ramdisk program took a major fault");
@@ -108,6 +118,7 @@ pub fn demand_paged() -> Result<(), &'static str> {
     both_invariants()?;
     fs::call(Op::Unlink { path: path(b"/var/HELLO")? }).map_err(|_| "unlink failed")?;
     fs::call(Op::Unlink { path: path(b"/var/TEXT")? }).map_err(|_| "unlink failed")?;
+    fs::call(Op::Unlink { path: path(b"/var/PAGING")? }).map_err(|_| "unlink failed")?;
     println!("var_exec: ok");
     Ok(())
 }
