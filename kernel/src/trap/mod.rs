@@ -119,10 +119,8 @@ fn page_in(e: &Exception, addr: u64) {
     let outcome = proc::user_page_in(addr);
     hal::cpu::disable_interrupts();
     match outcome {
-        proc::UserFault::Fixed => {
-            USER_FAULTS_FIXED.fetch_add(1, Ordering::Relaxed);
-            proc::return_to_user();
-        }
+        // Counted by `vm_file` (major, or a `.bss` zero-fill), not as a demand-zero fix.
+        proc::UserFault::Fixed => proc::return_to_user(),
         proc::UserFault::BusError => kill_user(e, SIGBUS),
         proc::UserFault::OutOfMemory => {
             proc::oom::out_of_memory();
