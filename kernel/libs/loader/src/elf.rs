@@ -259,7 +259,8 @@ pub fn plan_headers(head: &[u8], file_len: u64, limits: &Limits) -> Result<ElfPl
     // section-header fields cleared (e_shoff, e_shnum, e_shstrndx), since the parser would
     // otherwise look for the section table — usually at the end of the file, not at hand,
     // and of no use to a loader (Linux's `binfmt_elf` never reads it either).
-    let n = headers_len(head).map_or(head.len(), |n| n.min(head.len()));
+    // (A table further than 1 MiB into the file, or absurd, is not copied: the parse fails.)
+    let n = headers_len(head).unwrap_or(HEADERS_MAX).min(head.len());
     let mut headers = head[..n].to_vec();
     if headers.len() >= 64 {
         headers[40..48].fill(0);
