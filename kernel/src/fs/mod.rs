@@ -69,9 +69,7 @@ impl VarFile {
             _ => Err(tally_uapi::errno::EIO),
         }
     }
-}
 
-impl VarFile {
     /// Up to `len` bytes at `pos` (fewer at the end of the file), independent of the
     /// descriptor position, waiting for fsd in `kind` (blocking: task context, interrupts
     /// on, no lock held).
