@@ -69,6 +69,24 @@ impl VarFile {
             _ => Err(tally_uapi::errno::EIO),
         }
     }
+
+    /// Up to `len` bytes at `pos` (fewer at the end of the file), independent of the
+    /// descriptor position, waiting for fsd in `kind` (blocking: task context, interrupts
+    /// on, no lock held).
+    pub fn read_at(&self, pos: u64, len: usize, kind: SleepKind) -> Result<Vec<u8>, i32> {
+        match call_as(Op::Read { node: self.node, pos, len }, kind)? {
+            Done::Data(d) => Ok(d),
+            _ => Err(tally_uapi::errno::EIO),
+        }
+    }
+
+    /// The file's `stat` (blocking, through fsd).
+    pub fn stat(&self) -> Result<Stat, i32> {
+        match call(Op::Fstat { node: self.node })? {
+            Done::Stat(s) => Ok(s),
+            _ => Err(tally_uapi::errno::EIO),
+        }
+    }
 }
 
 impl Drop for VarFile {
@@ -232,6 +250,12 @@ pub fn wait_mounted() {
 /// Post `op` and sleep (UNINTERRUPTIBLE: a disk wait) until fsd has served it. Task context,
 /// interrupts on, no lock held. The sectors fsd moved for it are charged to the caller.
 pub fn call(op: Op) -> Result<Done, i32> {
+    call_as(op, SleepKind::Uninterruptible)
+}
+
+/// [`call`], sleeping in `kind`: a page fault reading a program's page from `/var` waits in
+/// `SleepKind::Paging` (PAGING_SLEEP), as Linux's major fault waits for the page's I/O.
+pub fn call_as(op: Op, kind: SleepKind) -> Result<Done, i32> {
     if !present() {
         return Err(ENODEV);
     }
@@ -247,7 +271,7 @@ pub fn call(op: Op) -> Result<Done, i32> {
         return Err(ENODEV);
     }
     kick();
-    reply.queue.wait_until(SleepKind::Uninterruptible, None, || reply.done.load(Ordering::Acquire));
+    reply.queue.wait_until(kind, None, || reply.done.load(Ordering::Acquire));
     let (result, read, written) =
         hal::cpu::without_interrupts(|| reply.result.lock().take()).unwrap_or((Err(tally_uapi::errno::EIO), 0, 0));
     if read > 0 {

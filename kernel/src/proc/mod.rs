@@ -15,10 +15,11 @@
 //! | file | what |
 //! |---|---|
 //! | `create.rs` | entering a task in the table and the run queue; kernel threads; init |
-//! | `user.rs`, `exec.rs`, `ramdisk.rs` | user processes: ring 3, a program from the ramdisk, exec in place |
+//! | `user.rs`, `exec.rs`, `ramdisk.rs` | user processes: ring 3, loading a Linux ELF program (ramdisk or `/var`) with its initial stack, exec in place, `execve` |
 //! | `fork.rs` | `fork`, `vfork`, `clone` of a process: a copy of the caller, memory shared copy-on-write |
 //! | `threads.rs` | more threads in a process |
 //! | `vm.rs` | a process's memory map: regions, demand-zero paging, `brk`, `mmap` |
+//! | `vm_file.rs` | programs on `/var` paged in on demand: major faults, PAGING_SLEEP |
 //! | `oom.rs` | out of memory: overcommit refused at `brk`/`mmap`, the OOM killer at a fault |
 //! | `exit.rs` | exit, `exit_group`, and how the other threads of a process follow |
 //! | `reap.rs` | `wait`: collecting a zombie and what it used |
@@ -49,10 +50,13 @@ mod signal;
 mod threads;
 mod user;
 pub mod vm;
+pub mod vm_file;
 
 pub use cputime::{current_process_cpu_ticks, on_cpu, ProcessClocks};
 pub use create::{init, spawn, spawn_daemon, spawn_thread, SpawnAttr};
 pub use exec::{exec_program, execve, spawn_program, spawn_program_in, spawn_program_vm};
+#[allow(unused_imports)] // `execve` loads through these (and `spawn` does, inside `exec.rs`)
+pub use exec::{load, load_exact, Loaded, DEFAULT_ENV};
 pub use exit::{exit, exit_group, exit_if_killed, exit_signaled, recent_exits, return_to_user, ExitLogEntry};
 pub use ids::{current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, ppid, Identity};
 pub use job_control::{
@@ -68,7 +72,8 @@ pub use threads::create_thread;
 #[allow(unused_imports, reason = "used by fork, clone and the thread exit path (issue #17)")]
 pub use user::{clear_child_tid, UserStart};
 pub use user::{
-    current_file, current_files, current_vm, exec_user, set_clear_child_tid, spawn_user, user_page_fault, UserFault,
+    current_file, current_files, current_vm, exec_user, set_clear_child_tid, spawn_user, user_page_fault, user_page_in,
+    UserFault,
 };
 
 use alloc::collections::{BTreeMap, VecDeque};

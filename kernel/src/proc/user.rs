@@ -293,6 +293,11 @@ pub enum UserFault {
     Denied,
     /// Allowed, but no frame can be had: the process is OOM-killed (`oom.rs`).
     OutOfMemory,
+    /// A page of a program on `/var` not read yet: the caller must call [`user_page_in`]
+    /// with interrupts on (it sleeps while the disk works).
+    PageIn,
+    /// The file behind the page could not give its bytes: SIGBUS.
+    BusError,
 }
 
 /// A page fault from user mode at `addr`: map a demand-zero page if the process may use the
@@ -311,5 +316,19 @@ pub fn user_page_fault(addr: u64, write: bool, exec: bool) -> UserFault {
         FaultOutcome::Present => UserFault::Fixed,
         FaultOutcome::Denied => UserFault::Denied,
         FaultOutcome::OutOfMemory => UserFault::OutOfMemory,
+        FaultOutcome::FilePage => UserFault::PageIn,
+    }
+}
+
+/// The second half of a fault [`user_page_fault`] answered with `PageIn`: read the page
+/// from its file and map it (`vm_file.rs`: a major fault, PAGING_SLEEP while the disk
+/// works). Interrupts on, no lock held. Never `PageIn` again.
+pub fn user_page_in(addr: u64) -> UserFault {
+    let Some(vm) = current_vm() else { return UserFault::Denied };
+    match super::vm_file::page_in(&vm, addr) {
+        super::vm_file::PageIn::Fixed => UserFault::Fixed,
+        super::vm_file::PageIn::Denied => UserFault::Denied,
+        super::vm_file::PageIn::OutOfMemory => UserFault::OutOfMemory,
+        super::vm_file::PageIn::IoError => UserFault::BusError,
     }
 }

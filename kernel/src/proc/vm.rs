@@ -7,7 +7,9 @@
 //! costs nothing until the program first touches it; the page fault that follows asks
 //! [`Vm::fault`] whether a region allows that access, and if so a zeroed frame is mapped and
 //! the instruction restarted — a *minor* fault, charged to ONCPU_TRAP. Anything else is a
-//! real fault: SIGSEGV. The user half's layout is ABI (`tally_uapi::layout`).
+//! real fault: SIGSEGV. The user half's layout is ABI (`tally_uapi::layout`). A program on
+//! `/var` has file-backed regions instead of loaded ones (`VmaKind::File`): a fault there is
+//! answered `FilePage`, and `vm_file.rs` reads the page from the file (a major fault).
 //!
 //! The map also keeps the process's memory numbers (`tally_memacct`): every change of RSS
 //! or VM takes `cpu`, the process's CPU time now (TSC ticks, from `cputime.rs`), so the
@@ -24,6 +26,8 @@ use tally_uapi::errno::{EEXIST, EINVAL, ENOMEM};
 use tally_memacct::{MemAcct, MemUsage};
 
 use hal::address_space::{is_user_range, AddressSpace, CowBreak, SpaceError, PAGE_SIZE};
+
+use super::vm_file::FileSegment;
 pub use hal::address_space::{Prot, USER_END};
 
 // The user half's layout is ABI (`mmap` refuses the guard page, programs name these
@@ -65,6 +69,10 @@ pub enum VmaKind {
     Stack,
     /// Anonymous memory from `mmap`: demand-zero.
     Anon,
+    /// A segment of a program on `/var`: each page is read from the file at its first
+    /// touch (a major fault, PAGING_SLEEP), or zero-filled if it lies wholly in the `.bss`.
+    /// Its file and offsets: `vm_file.rs`.
+    File,
 }
 
 /// One region: `[start, end)`, page-aligned.
@@ -103,6 +111,9 @@ pub enum FaultOutcome {
     Denied,
     /// Allowed, but no frame can be had (`oom.rs`: the process is OOM-killed).
     OutOfMemory,
+    /// Allowed, in a file-backed region: the page must be read from the file first
+    /// (`vm_file::page_in`, which may sleep), so the caller must be able to sleep.
+    FilePage,
 }
 
 struct Map {
@@ -119,6 +130,8 @@ struct Map {
     /// integrals, and their high-water marks (Linux keeps `maxrss` across an exec too). Every
     /// reading adds them, so the process's numbers span its whole life.
     carried: MemUsage,
+    /// What backs each `VmaKind::File` region (by its start): the file and its offsets.
+    files: Vec<Arc<FileSegment>>,
 }
 
 /// `now` with what earlier programs left: integrals add up, high-water marks take the larger.
@@ -192,6 +205,7 @@ impl Vm {
                 stack_low: USER_STACK_TOP,
                 acct: MemAcct::default(),
                 carried: MemUsage::default(),
+                files: Vec::new(),
             }),
             users: AtomicUsize::new(1),
         }))
@@ -222,6 +236,10 @@ impl Vm {
                 stack_low: m.stack_low,
                 acct: MemAcct::default(),
                 carried: MemUsage::default(),
+                // A `/var` program's regions: the pages mapped so far are shared copy-on-write
+                // like anonymous ones (each is already a private copy of the file's bytes);
+                // those not read yet are read by each process on its own first touch.
+                files: m.files.clone(),
             };
             child.account(0);
             Ok(Arc::new(Vm { space: Arc::new(space), map: Mutex::new(child), users: AtomicUsize::new(1) }))
@@ -401,6 +419,9 @@ impl Vm {
                 // a segment's page range.
                 return FaultOutcome::Denied;
             }
+            if vma.kind == VmaKind::File {
+                return FaultOutcome::FilePage;
+            }
             let kind = vma.kind;
             // Only the kernel's reserve left: this page cannot be had (`oom.rs`).
             if !super::oom::frame_available() {
@@ -417,6 +438,83 @@ impl Vm {
                 }
                 Err(SpaceError::AlreadyMapped) => FaultOutcome::Present,
                 // No frame for the page (or for a page table on the way to it).
+                Err(_) => FaultOutcome::OutOfMemory,
+            }
+        })
+    }
+
+    /// Add a file-backed region for `seg` (a `/var` program's segment, `vm_file.rs`) with
+    /// `prot`; no page is mapped until touched. The heap then starts after it, as after
+    /// [`Vm::load_segment`]. Errors: `EINVAL` (outside `USER_MIN_ADDR..USER_MMAP_BASE`),
+    /// `EEXIST` (overlaps a region).
+    pub fn map_file(&self, seg: Arc<FileSegment>, prot: Prot) -> Result<(), i32> {
+        let (start, end) = (seg.start(), seg.end());
+        if start < USER_MIN_ADDR || end > USER_MMAP_BASE || start >= end {
+            return Err(EINVAL);
+        }
+        self.with_map(|m| {
+            if m.vmas.iter().any(|v| v.overlaps(start, end)) {
+                return Err(EEXIST);
+            }
+            m.vmas.push(Vma { start, end, prot, kind: VmaKind::File, accessible: true });
+            m.files.push(seg);
+            if end > m.heap_start {
+                m.heap_start = end;
+                m.brk = end;
+                m.vmas.retain(|v| v.kind != VmaKind::Heap);
+            }
+            m.account(0);
+            Ok(())
+        })
+    }
+
+    /// The file-backed region holding `addr`: what backs it and its protection.
+    pub fn file_backing(&self, addr: u64) -> Option<(Arc<FileSegment>, Prot)> {
+        self.with_map(|m| {
+            let vma = m.vmas.iter().find(|v| v.contains(addr) && v.kind == VmaKind::File)?;
+            let seg = m.files.iter().find(|f| f.start() == vma.start)?;
+            Some((Arc::clone(seg), vma.prot))
+        })
+    }
+
+    /// Map the page at `page` of the file-backed region `seg` (as [`Vm::file_backing`] gave
+    /// it): a zeroed frame with `bytes` copied in at `page + skip`. Checked again under the
+    /// lock, since the caller slept reading `bytes`: `Present` if the page got there
+    /// meanwhile (another thread's fault), `Denied` if the region is gone.
+    pub fn install_file_page(
+        &self,
+        seg: &Arc<FileSegment>,
+        page: u64,
+        skip: u64,
+        bytes: &[u8],
+        cpu: u64,
+    ) -> FaultOutcome {
+        if skip.saturating_add(bytes.len() as u64) > PAGE_SIZE || !page.is_multiple_of(PAGE_SIZE) {
+            return FaultOutcome::Denied;
+        }
+        self.with_map(|m| {
+            let Some(vma) = m.vmas.iter().find(|v| v.contains(page) && v.kind == VmaKind::File) else {
+                return FaultOutcome::Denied;
+            };
+            if !m.files.iter().any(|f| Arc::ptr_eq(f, seg)) || vma.start != seg.start() {
+                return FaultOutcome::Denied;
+            }
+            if self.space.translate(page).is_some() {
+                return FaultOutcome::Present;
+            }
+            if !super::oom::frame_available() {
+                return FaultOutcome::OutOfMemory;
+            }
+            match self.space.map_zeroed(page, vma.prot) {
+                Ok(()) => {
+                    m.rss += 1;
+                    if !bytes.is_empty() && self.space.write(page + skip, bytes).is_err() {
+                        return FaultOutcome::Denied;
+                    }
+                    m.account(cpu);
+                    FaultOutcome::Mapped
+                }
+                Err(SpaceError::AlreadyMapped) => FaultOutcome::Present,
                 Err(_) => FaultOutcome::OutOfMemory,
             }
         })
@@ -494,6 +592,8 @@ impl Vm {
         self.with_map(|m| {
             let usage = with_carried(m.acct.usage(cpu), &m.carried);
             m.vmas.clear();
+            // The files' last references: each posts its close to fsd, without waiting.
+            m.files.clear();
             m.brk = m.heap_start;
             m.stack_low = USER_STACK_TOP;
             self.space.clear_user();

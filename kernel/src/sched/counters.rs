@@ -1,5 +1,5 @@
 //! The running task's event counters: what Linux's `struct task_struct` counts and
-//! taskstats, `wait4` and `prstat` report (context switches, system calls, minor faults,
+//! taskstats, `wait4` and `prstat` report (context switches, system calls, minor and major faults,
 //! characters and calls of `read`/`write`, disk blocks, signals).
 //!
 //! They live with the scheduler's per-task state because the switch and the system-call
@@ -18,6 +18,13 @@ pub fn with_current<R>(f: impl FnOnce(&mut Counters) -> R) -> R {
 /// Count a minor fault (a demand-zero page mapped) for the running task.
 pub fn note_minor_fault() {
     with_current(|c| c.minflt += 1);
+}
+
+/// Count a major fault (a page read from a file on the disk: the task slept in
+/// PAGING_SLEEP for it) for the running task: Linux's `maj_flt`, `ru_majflt`, taskstats'
+/// `ac_majflt`.
+pub fn note_major_fault() {
+    with_current(|c| c.majflt += 1);
 }
 
 /// Count one `read` of `bytes` bytes for the running task.

@@ -28,6 +28,7 @@ mod stop_accounting;
 mod timer;
 mod user_acct;
 mod user_proc;
+mod var_exec;
 mod var_fs;
 
 use hal::qemu::ExitCode;

@@ -30,7 +30,7 @@
 //! **Counters.** `syscalls` is counted at every system-call entry (`sched::syscall_entered`).
 //! `signals` counts the signals the thread received (`proc/signal.rs`): SIGCHLD for each
 //! ended child, `kill`s, fatal exceptions.
-//! `minflt`, `majflt` (always 0: no paging), `nvcsw` and `nivcsw` are the task's counters.
+//! `minflt`, `majflt` (a page of a program on `/var` read in: `proc/vm_file.rs`), `nvcsw` and `nivcsw` are the task's counters.
 //!
 //! **Memory.** `rss_kb`, `vm_kb` and their high-water marks are the process's
 //! (`tally_memacct`), the same in every thread's record, read from its memory map after the

@@ -2,7 +2,8 @@
 //!
 //! The safe face of `hal::uaccess` for handlers: copies to and from the *calling*
 //! task's memory, with any not-yet-touched page of a demand-zero region faulted in first
-//! (and counted as a minor fault, as if user code had touched it). Every function checks
+//! (and counted as a minor fault, as if user code had touched it; a page of a program on
+//! `/var` is read from the disk, a major fault). Every function checks
 //! the whole range before copying anything and fails with `EFAULT` — never a kernel fault —
 //! for a pointer into the kernel, at nothing, or (for copies out) at read-only memory.
 //! A copy or check of up to four pages first tries the direct path (`hal::uaccess`'s module
@@ -28,6 +29,12 @@ fn with_user<R>(
             true
         }
         FaultOutcome::Present => true,
+        // A page of a program on `/var`: read it in (a major fault, PAGING_SLEEP), as user
+        // code touching it would — only where the call may sleep (it always may, unless a
+        // caller copies with interrupts off; then the copy fails rather than sleep there).
+        FaultOutcome::FilePage => {
+            hal::cpu::interrupts_enabled() && proc::vm_file::page_in(&vm, page) == proc::vm_file::PageIn::Fixed
+        }
         // No frame for the page: the call fails with EFAULT, as Linux's copy does when its
         // fault is out of memory (the OOM killer acts on faults from user mode only).
         FaultOutcome::Denied | FaultOutcome::OutOfMemory => false,

@@ -14,7 +14,10 @@
 //! **Exceptions from user mode** (ring 3: the low bits of the saved CS) are the process's
 //! problem, not the kernel's. The task's running microstate becomes ONCPU_TRAP; a page fault
 //! that a demand-zero region explains is fixed (`proc::vm`: a zeroed page is mapped, a minor
-//! fault counted), as is a write to a page `fork` shared copy-on-write (the page copied) and the task resumes in ONCPU_USR at the faulting instruction — or, when
+//! fault counted), as is a write to a page `fork` shared copy-on-write (the page copied),
+//! and the task resumes in ONCPU_USR at the faulting instruction; a page of
+//! a program on `/var` is read from the disk first, the thread sleeping in PAGING_SLEEP (a
+//! major fault: `proc/vm_file.rs`, the one fault that sleeps) — or, when
 //! no frame can be had, the OOM killer ends the largest process with SIGKILL and the fault is
 //! retried (`proc/oom.rs`); anything
 //! else kills the task's process with the signal Linux would send — SIGFPE for a divide
@@ -96,6 +99,8 @@ pub fn page_fault(e: &Exception) {
         // A write to a page `fork` shared, now the process's own (`proc/vm.rs`); counted
         // there (`unix:0:vm`'s `cow_fault`), not as demand-zero.
         proc::UserFault::CopiedOnWrite => sched::set_running_state(MicroState::OncpuUsr),
+        proc::UserFault::PageIn => page_in(e, addr),
+        proc::UserFault::BusError => kill_user(e, SIGBUS),
         proc::UserFault::Denied => kill_user(e, SIGSEGV),
         // Allowed but no frame left: the OOM killer's SIGKILL (for this process, which then
         // never comes back here, or for a larger one), not a segfault; then retry.
@@ -103,6 +108,29 @@ pub fn page_fault(e: &Exception) {
             proc::oom::out_of_memory();
             sched::set_running_state(MicroState::OncpuUsr);
         }
+    }
+}
+
+/// A page of a program on `/var` must come from the disk (`proc/vm_file.rs`): a major
+/// fault. The handler was entered with interrupts off; it may sleep because it runs on the
+/// faulting thread's own kernel stack and holds no lock (the fault came from ring 3), so it
+/// enables them for the read — the thread sleeps in PAGING_SLEEP while `fsd` and the disk
+/// work, and resumes in ONCPU_TRAP — and disables them again for the way back, which goes
+/// through `proc::return_to_user` like a system call's: a kill, a stop or a reschedule that
+/// came during the sleep is acted on before ring 3.
+fn page_in(e: &Exception, addr: u64) {
+    hal::cpu::enable_interrupts();
+    let outcome = proc::user_page_in(addr);
+    hal::cpu::disable_interrupts();
+    match outcome {
+        // Counted by `vm_file` (major, or a `.bss` zero-fill), not as a demand-zero fix.
+        proc::UserFault::Fixed | proc::UserFault::CopiedOnWrite => proc::return_to_user(),
+        proc::UserFault::BusError => kill_user(e, SIGBUS),
+        proc::UserFault::OutOfMemory => {
+            proc::oom::out_of_memory();
+            proc::return_to_user();
+        }
+        proc::UserFault::Denied | proc::UserFault::PageIn => kill_user(e, SIGSEGV),
     }
 }
 

@@ -15,7 +15,7 @@
 //! ```text
 //! $ msa spin 200
 //! msa: pid 7 (spin 200) exited with status 0
-//! msa: rusage: user 0.198512 s, system 0.000741 s, 3 minor faults, 1 voluntary / 2 involuntary switches
+//! msa: rusage: user 0.198512 s, system 0.000741 s, 3 minor / 0 major faults, 1 voluntary / 2 involuntary switches
 //! timer                          ms  what
 //! ONCPU_USR                 198.512  running in user mode
 //! ONCPU_SYS                   0.741  in the kernel for system calls
@@ -117,13 +117,14 @@ fn run_child(cmd: &[&str]) -> Result<i32, i32> {
         Ok(_) => {
             println!("msa: pid {pid} ({}) {}", Joined(cmd), describe(status));
             println!(
-                "msa: rusage: user {}.{:06} s, system {}.{:06} s, {} minor faults, \
+                "msa: rusage: user {}.{:06} s, system {}.{:06} s, {} minor / {} major faults, \
                  {} voluntary / {} involuntary switches",
                 ru.ru_utime.tv_sec,
                 ru.ru_utime.tv_usec,
                 ru.ru_stime.tv_sec,
                 ru.ru_stime.tv_usec,
                 ru.ru_minflt,
+                ru.ru_majflt,
                 ru.ru_nvcsw,
                 ru.ru_nivcsw
             );

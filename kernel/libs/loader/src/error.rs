@@ -9,7 +9,7 @@
 //! |-----------|-------------------------------------------------------------------------|
 //! | `ENOENT`  | no such file in the ramdisk                                             |
 //! | `EIO`     | the ramdisk archive itself is corrupt                                   |
-//! | `ENOEXEC` | not an x86_64 ELF executable we can run (bad magic, wrong class/arch/type, truncated, dynamic) |
+//! | `ENOEXEC` | not an x86_64 ELF executable we can run (bad magic, wrong class/arch/type, truncated, needs an interpreter) |
 //! | `EINVAL`  | an ELF breaking the address-space rules (kernel half, overlap, alignment), or a bad argument |
 //! | `E2BIG`   | over a size limit: too many segments, an image too large, arguments too long |
 
@@ -41,10 +41,10 @@ pub enum ExecError {
     NotElf,
     /// An ELF, but not 64-bit little-endian x86_64.
     WrongArch,
-    /// An ELF x86_64 file, but not an executable (`ET_EXEC`): a shared object, a PIE or
-    /// a relocatable object.
+    /// An ELF x86_64 file, but neither an executable (`ET_EXEC`) nor a static PIE
+    /// (`ET_DYN`): a relocatable object or a core file.
     NotExecutable,
-    /// It asks for an interpreter (`PT_INTERP`) or dynamic linking (`PT_DYNAMIC`).
+    /// It asks for an interpreter (`PT_INTERP`): dynamically linked.
     Dynamic,
     /// No `PT_LOAD` segment: nothing to run.
     NoSegments,
@@ -116,8 +116,8 @@ impl fmt::Display for ExecError {
             NotFound => f.write_str("no such file in the ramdisk"),
             NotElf => f.write_str("not an ELF file (or its headers are cut short)"),
             WrongArch => f.write_str("not a 64-bit little-endian x86_64 ELF"),
-            NotExecutable => f.write_str("not an ET_EXEC executable (PIE, shared object or object file)"),
-            Dynamic => f.write_str("dynamically linked (PT_INTERP/PT_DYNAMIC): only static executables run"),
+            NotExecutable => f.write_str("not an executable (ET_EXEC or ET_DYN)"),
+            Dynamic => f.write_str("dynamically linked (PT_INTERP): only static executables and static PIEs run"),
             NoSegments => f.write_str("no PT_LOAD segment"),
             SegmentOutsideFile { index } => write!(f, "segment {index}: file bytes outside the file"),
             BadEntry => f.write_str("entry point is not in an executable segment"),

@@ -9,11 +9,14 @@
 //!   stack_top ->  +---------------------------+  (high addresses)
 //!                 | "HOME=/\0"                |  envp strings, then
 //!                 | "world\0"  "hello\0"      |  argv strings (argv[0] lowest)
+//!                 | "/bin/hello\0" "x86_64\0"  |  placed items: AT_EXECFN, AT_PLATFORM,
+//!                 | 16 random bytes           |  AT_RANDOM (build_with)
 //!                 +---------------------------+
 //!                 | 0..15 bytes of padding    |  so that rsp ends up 16-byte aligned
 //!                 +---------------------------+
 //!                 | AT_NULL, 0                |  auxiliary vector: (type, value) pairs,
-//!                 | AT_PAGESZ, 4096           |  ended by AT_NULL
+//!                 | AT_RANDOM, &bytes ...     |  ended by AT_NULL; the placed items'
+//!                 | AT_PAGESZ, 4096           |  addresses come last
 //!                 | 0                         |  envp[envc] = NULL
 //!                 | envp[0] ...               |  pointers into the strings above
 //!                 | 0                         |  argv[argc] = NULL
@@ -38,14 +41,11 @@ use crate::{ExecError, PAGE_SIZE};
 /// [`ExecError::ArgsTooLong`] (`E2BIG`).
 pub const ARG_MAX: usize = 128 * 1024;
 
-/// End of the auxiliary vector.
-pub const AT_NULL: u64 = 0;
-/// Address of the program headers in memory.
-pub const AT_PHDR: u64 = 3;
-/// The page size.
-pub const AT_PAGESZ: u64 = 6;
-/// The program's entry point.
-pub const AT_ENTRY: u64 = 9;
+pub use tally_uapi::auxv::*;
+
+/// Most items [`StackImage::build_with`] places on the stack (Linux places three: the
+/// random bytes, the platform string and the file name).
+pub const MAX_PLACED: usize = 8;
 
 /// The initial stack of a program: copy `bytes` to `[rsp, stack_top)` and start with `rsp`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,8 +69,26 @@ impl StackImage {
     /// ([`ExecError::NulInArgument`]); more than [`ARG_MAX`] bytes in all
     /// ([`ExecError::ArgsTooLong`]).
     pub fn build(stack_top: u64, argv: &[&[u8]], envp: &[&[u8]], auxv: &[(u64, u64)]) -> Result<StackImage, ExecError> {
+        Self::build_with(stack_top, argv, envp, auxv, &[])
+    }
+
+    /// [`StackImage::build`], and also copies each `(type, bytes)` of `placed` onto the stack,
+    /// just below the strings, and adds `(type, its address)` to the auxiliary vector after
+    /// `auxv`: Linux's `AT_RANDOM` (16 bytes), `AT_PLATFORM` and `AT_EXECFN` (strings with
+    /// their NUL, which the caller includes). At most [`MAX_PLACED`] items (else `E2BIG`);
+    /// they count toward [`ARG_MAX`].
+    pub fn build_with(
+        stack_top: u64,
+        argv: &[&[u8]],
+        envp: &[&[u8]],
+        auxv: &[(u64, u64)],
+        placed: &[(u64, &[u8])],
+    ) -> Result<StackImage, ExecError> {
         if !stack_top.is_multiple_of(16) || stack_top > USER_HALF_END {
             return Err(ExecError::BadStackTop);
+        }
+        if placed.len() > MAX_PLACED {
+            return Err(ExecError::ArgsTooLong);
         }
         // Sizes first, each step checked, so that nothing is allocated for an oversized request.
         let mut strings = 0usize;
@@ -80,20 +98,26 @@ impl StackImage {
             }
             strings = strings.checked_add(s.len() + 1).filter(|&n| n <= ARG_MAX).ok_or(ExecError::ArgsTooLong)?;
         }
+        let mut blobs = 0usize;
+        for (_, b) in placed {
+            blobs = blobs.checked_add(b.len()).filter(|&n| n <= ARG_MAX).ok_or(ExecError::ArgsTooLong)?;
+        }
         let words = argv
             .len()
             .checked_add(envp.len())
-            .and_then(|n| n.checked_add(auxv.len().checked_mul(2)?))
+            .and_then(|n| n.checked_add(auxv.len().checked_add(placed.len())?.checked_mul(2)?))
             .and_then(|n| n.checked_add(1 + 1 + 1 + 2)) // argc, two NULLs, AT_NULL pair
             .filter(|&n| n <= ARG_MAX / 8)
             .ok_or(ExecError::ArgsTooLong)?;
-        let total = strings.div_ceil(16) * 16 + words * 8 + 15;
+        let total = (strings + blobs).div_ceil(16) * 16 + words * 8 + 15;
         if total > ARG_MAX {
             return Err(ExecError::ArgsTooLong);
         }
-        // Addresses: strings at the very top, the pointer block below them, rsp 16-aligned.
+        // Addresses: strings at the very top, the placed items below them, then the pointer
+        // block, rsp 16-aligned.
         let strings_start = stack_top.checked_sub(strings as u64).ok_or(ExecError::BadStackTop)?;
-        let block_end = strings_start & !15;
+        let blobs_start = strings_start.checked_sub(blobs as u64).ok_or(ExecError::BadStackTop)?;
+        let block_end = blobs_start & !15;
         let rsp = block_end.checked_sub(words as u64 * 8).ok_or(ExecError::BadStackTop)? & !15;
         if rsp < PAGE_SIZE {
             return Err(ExecError::BadStackTop);
@@ -119,15 +143,52 @@ impl StackImage {
             push(k);
             push(v);
         }
+        let mut at = blobs_start;
+        for &(k, b) in placed {
+            push(k);
+            push(at);
+            at += b.len() as u64;
+        }
         push(AT_NULL);
         push(0);
-        bytes.resize((strings_start - rsp) as usize, 0);
+        bytes.resize((blobs_start - rsp) as usize, 0);
+        for (_, b) in placed {
+            bytes.extend_from_slice(b);
+        }
         for s in argv.iter().chain(envp) {
             bytes.extend_from_slice(s);
             bytes.push(0);
         }
         debug_assert_eq!(bytes.len(), len);
         Ok(StackImage { rsp, bytes, argc: argv.len(), argv: rsp + 8, envp: envp_addr })
+    }
+
+    /// The auxiliary vector as written: `(type, value)` pairs up to and excluding `AT_NULL`.
+    pub fn auxv(&self) -> Vec<(u64, u64)> {
+        let word = |addr: u64| -> Option<u64> {
+            let i = usize::try_from(addr.checked_sub(self.rsp)?).ok()?;
+            Some(u64::from_le_bytes(self.bytes.get(i..i + 8)?.try_into().ok()?))
+        };
+        let mut out = Vec::new();
+        let mut at = self.envp;
+        while word(at).is_some_and(|p| p != 0) {
+            at += 8;
+        }
+        at += 8;
+        while let (Some(k), Some(v)) = (word(at), word(at + 8)) {
+            if k == AT_NULL {
+                break;
+            }
+            out.push((k, v));
+            at += 16;
+        }
+        out
+    }
+
+    /// The bytes at user address `addr` inside the image (`len` of them), if all are inside.
+    pub fn bytes_at(&self, addr: u64, len: usize) -> Option<&[u8]> {
+        let i = usize::try_from(addr.checked_sub(self.rsp)?).ok()?;
+        self.bytes.get(i..i.checked_add(len)?)
     }
 
     /// The stack top the image was built for (`rsp + bytes.len()`).

@@ -62,6 +62,9 @@
 //! * `exiter` (–): exits with 0 at once, silently (the `acct_exit` benchmark's process).
 //! * `fds` (–): close-on-exec, `fcntl`, `dup2`/`dup3`, what a spawned child inherits, end of
 //!   file and SIGPIPE on pipes; run from the shell by the `descriptors` scenario.
+//! * `paging` (–): run from `/var` by `var_exec`: pages of its read-only data paged in first
+//!   by a system call's copy (`write` into a pipe), then by user code, each time with the
+//!   file's bytes.
 //!
 //! `threads` modes: [`THREADS_REPORT`] (three workers, then `msa(MSA_SELF)` and
 //! `msa(MSA_THREAD)` into the area; exit 0), [`THREADS_EXIT_GROUP`] (`exit_group`

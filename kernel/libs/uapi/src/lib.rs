@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod acct;
+pub mod auxv;
 pub mod csa;
 pub mod errno;
 pub mod fixture;

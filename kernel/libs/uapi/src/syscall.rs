@@ -345,7 +345,7 @@ pub struct Timeval {
 /// | `ru_utime` | microstate ONCPU_USR |
 /// | `ru_stime` | ONCPU_SYS + ONCPU_TRAP (system calls and exceptions) |
 /// | `ru_maxrss` | high-water resident set size, KiB |
-/// | `ru_minflt` / `ru_majflt` | demand-zero faults / faults that waited for a disk (none yet) |
+/// | `ru_minflt` / `ru_majflt` | faults served without I/O / faults that waited for a disk (a page of a program on `/var`) |
 /// | `ru_inblock` / `ru_oublock` | 512-byte sectors read / written with `blk_read` / `blk_write`, and by the file system for the process's requests on `/var` |
 /// | `ru_nvcsw` / `ru_nivcsw` | switches away while blocking or yielding / while preempted |
 /// | `ru_ixrss`, `ru_idrss`, `ru_isrss`, `ru_nswap`, `ru_msgsnd`, `ru_msgrcv`, `ru_nsignals` | 0, as on Linux |
