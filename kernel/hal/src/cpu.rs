@@ -32,3 +32,35 @@ pub fn halt_forever() -> ! {
         x86_64::instructions::hlt();
     }
 }
+
+/// `cpuid` leaf `leaf`, sub-leaf `sub`: `(eax, ebx, ecx, edx)`.
+fn cpuid(leaf: u32, sub: u32) -> (u32, u32, u32, u32) {
+    // Safe in core: `cpuid` exists on every x86_64 CPU and reads no memory.
+    let r = core::arch::x86_64::__cpuid_count(leaf, sub);
+    (r.eax, r.ebx, r.ecx, r.edx)
+}
+
+/// Whether the CPU has `rdrand` (CPUID.1:ECX bit 30) and `rdseed` (CPUID.(7,0):EBX bit 18):
+/// QEMU's `-cpu max` under TCG has `rdrand` only, real machines since 2012/2014 both.
+pub fn random_instructions() -> (bool, bool) {
+    let max_leaf = cpuid(0, 0).0;
+    let rdrand = cpuid(1, 0).2 & (1 << 30) != 0;
+    let rdseed = max_leaf >= 7 && cpuid(7, 0).1 & (1 << 18) != 0;
+    (rdrand, rdseed)
+}
+
+/// One 64-bit value of the CPU's random number generator: `rdseed` (a conditioned entropy
+/// source) when `seed`, else `rdrand` (a DRBG it reseeds). `None` when the instruction says
+/// it has nothing now (CF = 0; Intel advises a few retries) — call only if
+/// [`random_instructions`] said the instruction exists, or the CPU raises #UD.
+pub fn random_u64(seed: bool) -> Option<u64> {
+    let (value, ok): (u64, u8);
+    if seed {
+        // SAFETY: the caller checked CPUID for rdseed; it writes one register and CF.
+        unsafe { core::arch::asm!("rdseed {v}", "setc {ok}", v = out(reg) value, ok = out(reg_byte) ok, options(nomem, nostack)) };
+    } else {
+        // SAFETY: the caller checked CPUID for rdrand; it writes one register and CF.
+        unsafe { core::arch::asm!("rdrand {v}", "setc {ok}", v = out(reg) value, ok = out(reg_byte) ok, options(nomem, nostack)) };
+    }
+    (ok != 0).then_some(value)
+}

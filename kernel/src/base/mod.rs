@@ -2,7 +2,7 @@
 //!
 //! The configuration (`config.rs`: the tick rate and the kernel's limits), the console
 //! (`print!`/`println!` and the log), the clocks (`time.rs`: the TSC calibrated at boot,
-//! monotonic and wall-clock time), the command line, the memory pool (`memory.rs`: the
+//! monotonic and wall-clock time), the kernel's random numbers (`random.rs`), the command line, the memory pool (`memory.rs`: the
 //! frame allocator handed to the HAL, and the counters leak checks compare) and the panic
 //! handler. Nothing here knows about tasks.
 //!
@@ -14,4 +14,5 @@ pub mod cmdline;
 pub mod config;
 pub mod memory;
 mod panic;
+pub mod random;
 pub mod time;

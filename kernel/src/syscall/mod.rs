@@ -16,9 +16,10 @@
 //!    and the switch under one acquisition of the scheduler's lock.
 //!
 //! Handlers live one file per concern: `io.rs` (read, write, pipe2, close, dup2, dup3, fcntl:
-//! descriptors), `ioctl.rs` (the console's terminal requests: termios, window size),
+//! descriptors), `uio.rs` (readv, writev), `system.rs` (uname, getrandom, getcwd, the group
+//! and effective ids), `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
-//! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `job_calls.rs` (process
+//! `netlink.rs` (bus sockets, sendmsg/recvmsg), `process.rs` (ids, uid, exit), `job_calls.rs` (process
 //! groups, sessions, `rt_sigaction`, the console's foreground group), `ioctl.rs` (device
 //! requests), `spawn.rs` (spawn,
 //! thread_create), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
@@ -53,6 +54,8 @@ mod process;
 mod procstat;
 mod scheduling;
 mod spawn;
+mod system;
+mod uio;
 pub mod usercopy;
 mod wait;
 
@@ -141,6 +144,16 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_JOB_CREATE] = ("job_create", acct_calls::job_create);
     t[SYS_JOB_GETJID] = ("job_getjid", acct_calls::job_getjid);
     t[SYS_CSA_CTL] = ("csa_ctl", acct_calls::csa_ctl);
+    t[SYS_READV] = ("readv", uio::readv);
+    t[SYS_WRITEV] = ("writev", uio::writev);
+    t[SYS_SENDMSG] = ("sendmsg", netlink::sendmsg);
+    t[SYS_RECVMSG] = ("recvmsg", netlink::recvmsg);
+    t[SYS_UNAME] = ("uname", system::uname);
+    t[SYS_GETCWD] = ("getcwd", system::getcwd);
+    t[SYS_GETGID] = ("getgid", system::getgid);
+    t[SYS_GETEUID] = ("geteuid", system::geteuid);
+    t[SYS_GETEGID] = ("getegid", system::getgid);
+    t[SYS_GETRANDOM] = ("getrandom", system::getrandom);
     t
 };
 

@@ -215,6 +215,23 @@ pub const SYS_DUP3: usize = 292;
 /// `O_CLOEXEC`.
 pub const SYS_PIPE2: usize = 293;
 
+// Issue #17's small calls (Linux's numbers; contracts in `docs/linux-abi.md`).
+/// `readv(fd, iov, iovcnt)`, `writev(fd, iov, iovcnt)`: [`crate::uio`].
+pub const SYS_READV: usize = 19;
+pub const SYS_WRITEV: usize = 20;
+/// `sendmsg(fd, msg, flags)`, `recvmsg(fd, msg, flags)` on bus sockets: [`crate::netlink::MsgHdr`].
+pub const SYS_SENDMSG: usize = 46;
+pub const SYS_RECVMSG: usize = 47;
+/// `uname(buf)`: [`crate::utsname`].
+pub const SYS_UNAME: usize = 63;
+/// `getcwd(buf, size)`: always `/` (Tally has no `chdir`); returns the length with the NUL.
+pub const SYS_GETCWD: usize = 79;
+pub const SYS_GETGID: usize = 104;
+pub const SYS_GETEUID: usize = 107;
+pub const SYS_GETEGID: usize = 108;
+/// `getrandom(buf, len, flags)`: bytes of the kernel's ChaCha20 generator ([`crate::uio::GRND_NONBLOCK`]).
+pub const SYS_GETRANDOM: usize = 318;
+
 /// `spawn(path, path_len, argv, argc)`: start a program from the ramdisk as a child process.
 pub const SYS_SPAWN: usize = 500;
 /// `thread_create(entry, stack_top, arg)`: a new thread in the caller's process.
