@@ -229,12 +229,16 @@ static void print_stats(const struct taskstats_ *t, const uint64_t *msa)
 static void spin(long ms)
 {
     struct timespec a, b;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a) != 0) {
+        perror("delays: clock_gettime");
+        exit(1);
+    }
     volatile unsigned long x = 0;
     do {
         for (int i = 0; i < 100000; i++)
             x += i;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b) != 0)
+            exit(1);
     } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
 }
 

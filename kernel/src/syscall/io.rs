@@ -236,6 +236,11 @@ pub fn pipe2(a: &Args) -> SysResult {
     Ok(0)
 }
 
+/// `pipe(fds)`: `pipe2(fds, 0)`.
+pub fn pipe(a: &Args) -> SysResult {
+    pipe2(&[a[0], 0, 0, 0, 0, 0])
+}
+
 /// `close(fd)`.
 pub fn close(a: &Args) -> SysResult {
     proc::current_files().ok_or(EBADF)?.close(int_arg(a[0]))?;

@@ -162,6 +162,7 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_CSA_CTL] = arg!("csa_ctl", acct_calls::csa_ctl);
     t[SYS_ARCH_PRCTL] = arg!("arch_prctl", arch_prctl::arch_prctl);
     t[SYS_SET_TID_ADDRESS] = arg!("set_tid_address", process::set_tid_address);
+    t[SYS_PIPE] = arg!("pipe", io::pipe);
     t[SYS_READV] = arg!("readv", uio::readv);
     t[SYS_WRITEV] = arg!("writev", uio::writev);
     t[SYS_SENDMSG] = arg!("sendmsg", netlink::sendmsg);

@@ -228,6 +228,8 @@ pub const SYS_DUP3: usize = 292;
 pub const SYS_PIPE2: usize = 293;
 
 // Issue #17's small calls (Linux's numbers; contracts in `docs/linux-abi.md`).
+/// `pipe(fds)`: `pipe2(fds, 0)` (musl's `pipe()` calls this one).
+pub const SYS_PIPE: usize = 22;
 /// `readv(fd, iov, iovcnt)`, `writev(fd, iov, iovcnt)`: [`crate::uio`].
 pub const SYS_READV: usize = 19;
 pub const SYS_WRITEV: usize = 20;
