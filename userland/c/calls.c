@@ -20,26 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failed, checks;
-
-static void check(const char *name, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-#include <stdarg.h>
-static void check(const char *name, int ok, const char *fmt, ...)
-{
-    checks++;
-    if (ok) {
-        printf("ok %s\n", name);
-        return;
-    }
-    failed++;
-    va_list ap;
-    va_start(ap, fmt);
-    printf("FAIL %s: ", name);
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-}
+#include "check.h"
 
 /* A raw system call's result: -errno on failure, as the kernel returns it. */
 static long raw(long nr, long a, long b, long c)
@@ -257,6 +238,5 @@ int main(int argc, char **argv)
     test_ids();
     test_time();
     test_misc();
-    printf("calls: %d checks, %d failed\n", checks, failed);
-    return failed ? 1 : 0;
+    return check_summary("calls");
 }
