@@ -30,6 +30,17 @@ static void handler(int sig, siginfo_t *si, void *uc)
     on_alt = &here >= altstack && &here < altstack + sizeof altstack;
 }
 
+/* fork, or end the program here: every check after needs the helper process. */
+static pid_t fork_or_end(void)
+{
+    pid_t c = fork();
+    if (c < 0) {
+        check("fork", 0, "errno %d", errno);
+        exit(check_summary("pollsig"));
+    }
+    return c;
+}
+
 static void sleep_ms(long ms)
 {
     struct timespec d = {ms / 1000, (ms % 1000) * 1000000};
@@ -56,7 +67,7 @@ int main(void)
     check("poll.writable", r == 1 && (wf.revents & POLLOUT), "returned %d revents %#x", r, wf.revents);
 
     /* poll woken by another process's write. */
-    pid_t child = fork();
+    pid_t child = fork_or_end();
     if (child == 0) {
         sleep_ms(30);
         write(p[1], "y", 1);
@@ -101,12 +112,13 @@ int main(void)
     raise(SIGUSR2);
     check("altstack.used", got == SIGUSR2 && on_alt, "got %d on the alternate stack %d", (int)got, (int)on_alt);
 
-    /* A signal cuts an endless poll short: EINTR. */
+    /* A signal cuts a long poll short: EINTR (10 s: a kernel that never delivers the
+     * signal fails the check instead of hanging). */
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGUSR1, &sa, NULL);
     got = 0;
     pid_t parent = getpid();
-    child = fork();
+    child = fork_or_end();
     if (child == 0) {
         sleep_ms(30);
         kill(parent, SIGUSR1);
@@ -114,7 +126,7 @@ int main(void)
     }
     pf.revents = 0;
     errno = 0;
-    r = poll(&pf, 1, -1);
+    r = poll(&pf, 1, 10000);
     check("poll.eintr", r == -1 && errno == EINTR && got == SIGUSR1, "returned %d errno %d got %d", r, errno,
           (int)got);
     waitpid(child, NULL, 0);
@@ -123,7 +135,7 @@ int main(void)
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigaction(SIGUSR1, &sa, NULL);
     got = 0;
-    child = fork();
+    child = fork_or_end();
     if (child == 0) {
         sleep_ms(30);
         kill(parent, SIGUSR1);
@@ -150,7 +162,7 @@ int main(void)
     check("sigtimedwait.timeout", r == -1 && errno == EAGAIN, "returned %d errno %d", r, errno);
 
     /* The default action of SIGTERM ends a child; the parent sees it. */
-    child = fork();
+    child = fork_or_end();
     if (child == 0) {
         for (;;)
             pause();
