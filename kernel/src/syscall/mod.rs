@@ -15,7 +15,7 @@
 //!    important) happens now, then the running microstate becomes ONCPU_USR — the checks
 //!    and the switch under one acquisition of the scheduler's lock.
 //!
-//! Handlers live one file per concern: `arch_prctl.rs` (a thread's FS base), `io.rs` (read, write, pipe2, close, dup2, dup3, fcntl:
+//! Handlers live one file per concern: `arch_prctl.rs` (a thread's FS base), `io.rs` (read, write, pipe, pipe2, close, dup2, dup3, fcntl:
 //! descriptors), `uio.rs` (readv, writev), `system.rs` (uname, getrandom, getcwd, the group
 //! and effective ids), `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),

@@ -180,9 +180,9 @@ pub const SYS_EXIT: usize = 60;
 pub const SYS_WAIT4: usize = 61;
 /// `kill(pid, sig)`: see [`crate::signal`].
 pub const SYS_KILL: usize = 62;
-/// `fcntl(fd, cmd, arg)`: `F_DUPFD`, `F_DUPFD_CLOEXEC`, `F_GETFD`, `F_SETFD`, `F_GETFL`
-/// ([`crate::fs`]); any other command (`F_SETFL` included: Tally has no status flag a
-/// program could change) is `EINVAL`.
+/// `fcntl(fd, cmd, arg)`: `F_DUPFD`, `F_DUPFD_CLOEXEC`, `F_GETFD`, `F_SETFD`, `F_GETFL`,
+/// `F_SETFL` ([`crate::fs`]; `F_SETFL` changes `O_NONBLOCK` on pipes and bus sockets, the
+/// rest of its flags are ignored: `docs/linux-abi.md`); any other command is `EINVAL`.
 pub const SYS_FCNTL: usize = 72;
 /// `fsync(fd)`: the file's data and its directory entry (its size) are on the disk.
 pub const SYS_FSYNC: usize = 74;
