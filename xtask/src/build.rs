@@ -144,8 +144,7 @@ pub fn image_with(opts: &BuildOpts, added: &[crate::cprogs::Added]) -> Result<Pa
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
     let variant = if opts.no_accounting { "-noacct" } else { "" };
     let extra = if added.is_empty() { "" } else { "-added" };
-    let image =
-        out_dir.join(format!("tally-{}-{}hz{variant}{extra}.img", profile_dir(opts), opts.hz.unwrap_or(1000)));
+    let image = out_dir.join(format!("tally-{}-{}hz{variant}{extra}.img", profile_dir(opts), opts.hz.unwrap_or(1000)));
     // Written under a temporary name and renamed into place, so that a QEMU booting the
     // previous image (another `cargo xtask` running) never reads a half-written one.
     let tmp = |p: &Path| p.with_extension(format!("tmp{}", std::process::id()));

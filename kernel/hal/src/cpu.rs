@@ -57,10 +57,14 @@ pub fn random_u64(seed: bool) -> Option<u64> {
     let (value, ok): (u64, u8);
     if seed {
         // SAFETY: the caller checked CPUID for rdseed; it writes one register and CF.
-        unsafe { core::arch::asm!("rdseed {v}", "setc {ok}", v = out(reg) value, ok = out(reg_byte) ok, options(nomem, nostack)) };
+        unsafe {
+            core::arch::asm!("rdseed {v}", "setc {ok}", v = out(reg) value, ok = out(reg_byte) ok, options(nomem, nostack))
+        };
     } else {
         // SAFETY: the caller checked CPUID for rdrand; it writes one register and CF.
-        unsafe { core::arch::asm!("rdrand {v}", "setc {ok}", v = out(reg) value, ok = out(reg_byte) ok, options(nomem, nostack)) };
+        unsafe {
+            core::arch::asm!("rdrand {v}", "setc {ok}", v = out(reg) value, ok = out(reg_byte) ok, options(nomem, nostack))
+        };
     }
     (ok != 0).then_some(value)
 }

@@ -116,9 +116,9 @@ fn seeded() -> Rng {
     let (rdrand, rdseed) = hal::cpu::random_instructions();
     let mut rng = Rng { key: [0; 8], counter: 0, rdrand };
     let mut hw = 0;
-    for i in 0..8 {
+    for k in rng.key.iter_mut() {
         if let Some(v) = hardware_word(rdrand, rdseed) {
-            rng.key[i] ^= v as u32 ^ (v >> 32) as u32;
+            *k ^= v as u32 ^ (v >> 32) as u32;
             hw += 1;
         }
     }

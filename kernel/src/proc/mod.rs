@@ -52,7 +52,9 @@ pub use cputime::{current_process_cpu_ticks, on_cpu, ProcessClocks};
 pub use create::{init, spawn, spawn_daemon, spawn_thread, SpawnAttr};
 pub use exec::{exec_program, spawn_program, spawn_program_in, spawn_program_vm};
 pub use exit::{exit, exit_group, exit_if_killed, exit_signaled, recent_exits, return_to_user, ExitLogEntry};
-pub use ids::{current_ids, current_pid, current_ppid, current_tid, current_uid, current_gid, is_zombie, ppid, Identity};
+pub use ids::{
+    current_gid, current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, ppid, Identity,
+};
 pub use job_control::{
     console_read_check, getpgid, getsid, give_up_tty, set_controlling_tty, set_signal_ignored, setpgid, setsid,
     signal_foreground, signal_ignored, tcgetpgrp, tcsetpgrp, ConsoleJobs,

@@ -29,10 +29,8 @@ const CLOCK_BOOTTIME: usize = 7;
 fn cpu_time_ns(which: MsaWhich) -> u64 {
     let mut clocks = [0; NR_MICROSTATES];
     acct::msa_of(which, &mut clocks);
-    let ticks: u64 = [MicroState::OncpuUsr, MicroState::OncpuSys, MicroState::OncpuTrap]
-        .iter()
-        .map(|s| clocks[s.index()])
-        .sum();
+    let ticks: u64 =
+        [MicroState::OncpuUsr, MicroState::OncpuSys, MicroState::OncpuTrap].iter().map(|s| clocks[s.index()]).sum();
     crate::base::time::clock().ticks_to_ns(ticks)
 }
 

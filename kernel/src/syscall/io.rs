@@ -154,15 +154,13 @@ pub fn write(a: &Args) -> SysResult {
 /// the pipe's by `copy_in` (the direct user copy), under the pipe's lock (a write that fits
 /// in `PIPE_BUF` goes in whole, atomically).
 pub fn write_pipe(w: &pipe::Writer, count: usize, copy_in: impl FnMut(usize, &mut [u8]) -> bool) -> SysResult {
-    let done = w
-        .write(count, copy_in)
-        .inspect_err(|&e| {
-            if e == EPIPE {
-                // Linux's pipe_write: no reader left → SIGPIPE to the writer (and EPIPE, seen
-                // only by a process that survives it: init).
-                proc::raise(tally_uapi::signal::SIGPIPE);
-            }
-        })?;
+    let done = w.write(count, copy_in).inspect_err(|&e| {
+        if e == EPIPE {
+            // Linux's pipe_write: no reader left → SIGPIPE to the writer (and EPIPE, seen
+            // only by a process that survives it: init).
+            proc::raise(tally_uapi::signal::SIGPIPE);
+        }
+    })?;
     sched::account_write(done as u64);
     Ok(done as u64)
 }

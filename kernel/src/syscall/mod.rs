@@ -16,7 +16,7 @@
 //!    and the switch under one acquisition of the scheduler's lock.
 //!
 //! Handlers live one file per concern: `arch_prctl.rs` (a thread's FS base), `io.rs` (read, write, pipe, pipe2, close, dup2, dup3, fcntl:
-//! descriptors), `uio.rs` (readv, writev), `system.rs` (uname, getrandom, getcwd, the group
+//! descriptors), `uio.rs` (readv, writev), `libc_calls.rs` (uname, getrandom, getcwd, the group
 //! and effective ids), `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
 //! `netlink.rs` (bus sockets, sendmsg/recvmsg), `process.rs` (ids, uid, exit), `job_calls.rs` (process
@@ -48,6 +48,7 @@ mod io;
 mod ioctl;
 mod job_calls;
 mod kstat_read;
+mod libc_calls;
 mod mmap;
 mod msa;
 mod netlink;
@@ -55,7 +56,6 @@ mod process;
 mod procstat;
 mod scheduling;
 mod spawn;
-mod system;
 mod uio;
 pub mod usercopy;
 mod wait;
@@ -167,12 +167,12 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_WRITEV] = arg!("writev", uio::writev);
     t[SYS_SENDMSG] = arg!("sendmsg", netlink::sendmsg);
     t[SYS_RECVMSG] = arg!("recvmsg", netlink::recvmsg);
-    t[SYS_UNAME] = arg!("uname", system::uname);
-    t[SYS_GETCWD] = arg!("getcwd", system::getcwd);
-    t[SYS_GETGID] = arg!("getgid", system::getgid);
-    t[SYS_GETEUID] = arg!("geteuid", system::geteuid);
-    t[SYS_GETEGID] = arg!("getegid", system::getgid);
-    t[SYS_GETRANDOM] = arg!("getrandom", system::getrandom);
+    t[SYS_UNAME] = arg!("uname", libc_calls::uname);
+    t[SYS_GETCWD] = arg!("getcwd", libc_calls::getcwd);
+    t[SYS_GETGID] = arg!("getgid", libc_calls::getgid);
+    t[SYS_GETEUID] = arg!("geteuid", libc_calls::geteuid);
+    t[SYS_GETEGID] = arg!("getegid", libc_calls::getgid);
+    t[SYS_GETRANDOM] = arg!("getrandom", libc_calls::getrandom);
     t
 };
 

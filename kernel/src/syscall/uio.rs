@@ -51,10 +51,8 @@ impl Iov {
         usercopy::copy_from_user(addr, &mut raw)?;
         let mut segs = Vec::with_capacity(count as usize);
         let mut total: u64 = 0;
-        for c in raw.chunks_exact(IOVEC_SIZE) {
-            let mut one = [0u8; IOVEC_SIZE];
-            one.copy_from_slice(c);
-            let mut v = Iovec::from_bytes(&one);
+        for one in raw.as_chunks::<IOVEC_SIZE>().0 {
+            let mut v = Iovec::from_bytes(one);
             if v.len > i64::MAX as u64 {
                 return Err(EINVAL); // a negative ssize_t
             }
@@ -90,7 +88,8 @@ impl Iov {
     /// Copy `bytes` to offset `at` of the array with the direct copy (under a lock: never
     /// sleeps); false if some of that memory cannot be written now.
     pub fn scatter_direct(&self, at: usize, bytes: &[u8]) -> bool {
-        self.pieces(at as u64, bytes.len()).all(|(addr, off, k)| usercopy::copy_to_user_direct(addr, &bytes[off..off + k]))
+        self.pieces(at as u64, bytes.len())
+            .all(|(addr, off, k)| usercopy::copy_to_user_direct(addr, &bytes[off..off + k]))
     }
 
     /// Fill `into` from offset `at` of the array with the direct copy.
