@@ -109,6 +109,10 @@ static void test_iov(void)
           "returned %zd, \"%.3s\" \"%.5s\"", n, x, y);
     /* A partial read: 4 bytes there, 13 asked for, the call does not wait for more. */
     n = write(p[1], "wxyz", 4);
+    int avail = -1, avail_w = -1;
+    int ir = ioctl(p[0], FIONREAD, &avail);
+    ioctl(p[1], FIONREAD, &avail_w);
+    check("ioctl.fionread", ir == 0 && avail == 4 && avail_w == 4, "returned %d, %d and %d bytes", ir, avail, avail_w);
     n = readv(p[0], r, 2);
     check("readv.partial", n == 4 && memcmp(x, "wxy", 3) == 0 && y[0] == 'z', "returned %zd", n);
     check("readv.zero_count", readv(p[0], r, 0) == 0, "iovcnt 0");

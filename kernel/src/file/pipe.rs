@@ -97,7 +97,19 @@ impl Pipe {
     }
 }
 
+impl Pipe {
+    /// Bytes in the pipe now (`FIONREAD`).
+    fn available(&self) -> usize {
+        self.with(|s| s.len)
+    }
+}
+
 impl Reader {
+    /// Bytes waiting to be read (`ioctl(FIONREAD)`).
+    pub fn available(&self) -> usize {
+        self.0.available()
+    }
+
     /// `O_NONBLOCK`: a read of an empty pipe with a writer fails with `EAGAIN`.
     pub fn nonblock(&self) -> bool {
         self.1.load(Ordering::Relaxed)
@@ -141,6 +153,11 @@ impl Reader {
 }
 
 impl Writer {
+    /// Bytes in the pipe, not yet read (`ioctl(FIONREAD)` on the write end, as Linux answers).
+    pub fn available(&self) -> usize {
+        self.0.available()
+    }
+
     /// `O_NONBLOCK`: a write that would wait for room writes what fits (a write of at most
     /// `PIPE_BUF_SIZE` bytes: all or nothing) and fails with `EAGAIN` if that is nothing.
     pub fn nonblock(&self) -> bool {

@@ -159,8 +159,9 @@ pub const SYS_BRK: usize = 12;
 /// [`crate::signal`]).
 pub const SYS_RT_SIGACTION: usize = 13;
 /// `ioctl(fd, request, arg)`: on the console, the terminal requests of [`crate::tty`]
-/// (`TCGETS`, `TCSETS`, `TCSETSW`, `TCSETSF`, `TIOCGWINSZ`, `TIOCSWINSZ`); `ENOTTY` on any
-/// other descriptor and for a request the console does not know, as Linux answers.
+/// (`TCGETS`, `TCSETS`, `TCSETSW`, `TCSETSF`, `TIOCGWINSZ`, `TIOCSWINSZ`); on a pipe,
+/// `FIONREAD`; `ENOTTY` on any other descriptor and for a request the file does not know,
+/// as Linux answers.
 pub const SYS_IOCTL: usize = 16;
 pub const SYS_SCHED_YIELD: usize = 24;
 /// `dup2(oldfd, newfd)`, `dup3(oldfd, newfd, flags)`: `newfd` becomes a copy of `oldfd`
