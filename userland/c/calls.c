@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sched.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <termios.h>
@@ -207,6 +209,29 @@ static void test_time(void)
           "realtime %lld, time() %lld", (long long)rt.tv_sec, (long long)now);
 }
 
+static void test_system(void)
+{
+    struct sysinfo si;
+    memset(&si, 0xff, sizeof si);
+    int r = sysinfo(&si);
+    check("sysinfo", r == 0 && si.mem_unit >= 1 && si.totalram > 0 && si.freeram > 0 &&
+                         si.freeram <= si.totalram && si.procs >= 1,
+          "returned %d: uptime %ld, ram %lu free %lu unit %u, procs %u", r, si.uptime, si.totalram, si.freeram,
+          si.mem_unit, si.procs);
+    long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES);
+    check("sysconf.phys_pages", pages > 0 && avail > 0 && avail <= pages, "%ld pages, %ld available", pages, avail);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int a = sched_getaffinity(0, sizeof set, &set);
+    check("sched_getaffinity", a == 0 && CPU_COUNT(&set) == cpus && cpus >= 1,
+          "returned %d, %d CPUs in the mask, sysconf says %ld", a, CPU_COUNT(&set), cpus);
+    long e = raw(SYS_sched_getaffinity, 0, 4, (long)&set);
+    check("sched_getaffinity.short", e == -EINVAL, "len 4 gave %ld", e);
+    e = raw(SYS_sched_getaffinity, 0x3fffffff, sizeof set, (long)&set);
+    check("sched_getaffinity.esrch", e == -ESRCH, "pid 0x3fffffff gave %ld", e);
+}
+
 static void test_misc(void)
 {
     long r = raw(400, 0, 0, 0);
@@ -241,6 +266,7 @@ int main(int argc, char **argv)
         test_tty();
     test_ids();
     test_time();
+    test_system();
     test_misc();
     return check_summary("calls");
 }

@@ -49,6 +49,11 @@ pub fn current_uid() -> u32 {
     current_field(|t| t.uid())
 }
 
+/// Tasks in the table now, zombies included (`sysinfo`'s `procs`: Linux counts threads).
+pub fn nr_tasks() -> usize {
+    super::with(|p| p.table().len())
+}
+
 /// The running task's group id (`getgid`/`getegid`: Tally keeps one gid per task).
 pub fn current_gid() -> u32 {
     current_field(|t| t.gid())

@@ -53,7 +53,7 @@ pub use create::{init, spawn, spawn_daemon, spawn_thread, SpawnAttr};
 pub use exec::{exec_program, spawn_program, spawn_program_in, spawn_program_vm};
 pub use exit::{exit, exit_group, exit_if_killed, exit_signaled, recent_exits, return_to_user, ExitLogEntry};
 pub use ids::{
-    current_gid, current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, ppid, Identity,
+    current_gid, current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, nr_tasks, ppid, Identity,
 };
 pub use job_control::{
     console_read_check, getpgid, getsid, give_up_tty, set_controlling_tty, set_signal_ignored, setpgid, setsid,

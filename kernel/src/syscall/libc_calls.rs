@@ -14,10 +14,20 @@
 //! * `getcwd(buf, size)`: the working directory is always `/`: Tally has no `chdir`
 //!   (paths are absolute: the ramdisk's `/bin` and `/var`). Returns the length with the
 //!   NUL (the system call's value; the C library returns `buf`); `ERANGE` if `size` < 2.
+//! * `sysinfo(info)`: Linux's `struct sysinfo`: uptime in whole seconds rounded up (as
+//!   Linux), RAM in bytes (`mem_unit` 1): `totalram` the frames user memory may have,
+//!   `freeram` the free frames; no swap, no shared or buffer memory, `procs` the tasks in the
+//!   table (threads and zombies, as Linux's `nr_threads`). Deviation: the three load averages
+//!   are 0 — Tally keeps no decaying load average (its run-queue kstat has the undecayed one).
+//!   musl's `sysconf(_SC_PHYS_PAGES)` and `_SC_AVPHYS_PAGES` read it.
+//! * `sched_getaffinity(pid, len, mask)`: one CPU: the mask is bit 0, 8 bytes (Linux's
+//!   `cpumask` of `unsigned long`s), and the call returns 8; `EINVAL` for `len` below 8 or
+//!   not a multiple of 8, `ESRCH` no such pid (0: the caller). musl's
+//!   `sysconf(_SC_NPROCESSORS_ONLN)` counts its bits.
 //! * `getgid`/`getegid`: the task's group id; `geteuid`: its uid — Tally keeps one uid
 //!   (no saved or effective uid apart from the real one: `setuid` sets all of them).
 
-use tally_uapi::errno::{EFAULT, EINVAL, ERANGE};
+use tally_uapi::errno::{EFAULT, EINVAL, ERANGE, ESRCH};
 use tally_uapi::uio::{GRND_INSECURE, GRND_NONBLOCK, GRND_RANDOM, MAX_RW_COUNT};
 
 use super::{int_arg, usercopy, Args, SysResult};
@@ -68,4 +78,33 @@ pub fn getgid(_: &Args) -> SysResult {
 
 pub fn geteuid(_: &Args) -> SysResult {
     Ok(u64::from(proc::current_uid()))
+}
+
+/// `sysinfo(info)`.
+pub fn sysinfo(a: &Args) -> SysResult {
+    let ns = crate::base::time::monotonic_ns().unwrap_or(0);
+    let page = 4096;
+    let info = tally_uapi::utsname::Sysinfo {
+        uptime: ns.div_ceil(1_000_000_000) as i64,
+        totalram: crate::base::memory::frames_for_users() * page,
+        freeram: crate::base::memory::free_frames() * page,
+        procs: proc::nr_tasks().min(u16::MAX as usize) as u16,
+        mem_unit: 1,
+        ..Default::default()
+    };
+    usercopy::copy_to_user(a[0], &info.to_bytes())?;
+    Ok(0)
+}
+
+/// `sched_getaffinity(pid, len, mask)`.
+pub fn sched_getaffinity(a: &Args) -> SysResult {
+    let (pid, len, addr) = (int_arg(a[0]), a[1], a[2]);
+    if len < 8 || len % 8 != 0 {
+        return Err(EINVAL);
+    }
+    if pid < 0 || (pid != 0 && proc::ppid(pid).is_none()) {
+        return Err(ESRCH);
+    }
+    usercopy::copy_to_user(addr, &1u64.to_le_bytes())?;
+    Ok(8)
 }

@@ -16,7 +16,7 @@
 //!    and the switch under one acquisition of the scheduler's lock.
 //!
 //! Handlers live one file per concern: `arch_prctl.rs` (a thread's FS base), `io.rs` (read, write, pipe, pipe2, close, dup2, dup3, fcntl:
-//! descriptors), `uio.rs` (readv, writev), `libc_calls.rs` (uname, getrandom, getcwd, the group
+//! descriptors), `uio.rs` (readv, writev), `libc_calls.rs` (uname, getrandom, getcwd, sysinfo, sched_getaffinity, the group
 //! and effective ids), `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
 //! `netlink.rs` (bus sockets, sendmsg/recvmsg), `process.rs` (ids, uid, exit), `job_calls.rs` (process
@@ -173,6 +173,8 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_GETEUID] = arg!("geteuid", libc_calls::geteuid);
     t[SYS_GETEGID] = arg!("getegid", libc_calls::getgid);
     t[SYS_GETRANDOM] = arg!("getrandom", libc_calls::getrandom);
+    t[SYS_SYSINFO] = arg!("sysinfo", libc_calls::sysinfo);
+    t[SYS_SCHED_GETAFFINITY] = arg!("sched_getaffinity", libc_calls::sched_getaffinity);
     t
 };
 

@@ -244,6 +244,10 @@ pub const SYS_GETCWD: usize = 79;
 pub const SYS_GETGID: usize = 104;
 pub const SYS_GETEUID: usize = 107;
 pub const SYS_GETEGID: usize = 108;
+/// `sysinfo(info)`: [`crate::utsname::Sysinfo`] (no load averages: 0).
+pub const SYS_SYSINFO: usize = 99;
+/// `sched_getaffinity(pid, len, mask)`: CPU 0 only; returns the 8 bytes written.
+pub const SYS_SCHED_GETAFFINITY: usize = 204;
 /// `getrandom(buf, len, flags)`: bytes of the kernel's ChaCha20 generator ([`crate::uio::GRND_NONBLOCK`]).
 pub const SYS_GETRANDOM: usize = 318;
 

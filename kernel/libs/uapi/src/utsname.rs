@@ -45,3 +45,66 @@ mod tests {
         }
     }
 }
+
+/// `sysinfo(2)`'s `struct sysinfo` on x86_64 (112 bytes): `uptime` (s), `loads[3]` (load
+/// averages, fixed point with 16 fraction bits), `totalram`, `freeram`, `sharedram`,
+/// `bufferram`, `totalswap`, `freeswap` (in `mem_unit`s), `procs` (u16), `totalhigh`,
+/// `freehigh`, `mem_unit` (u32). Kept beside `utsname`: both describe the machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sysinfo {
+    pub uptime: i64,
+    pub loads: [u64; 3],
+    pub totalram: u64,
+    pub freeram: u64,
+    pub sharedram: u64,
+    pub bufferram: u64,
+    pub totalswap: u64,
+    pub freeswap: u64,
+    pub procs: u16,
+    pub totalhigh: u64,
+    pub freehigh: u64,
+    pub mem_unit: u32,
+}
+
+impl Sysinfo {
+    pub const SIZE: usize = 112;
+
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        let words = [
+            self.uptime as u64,
+            self.loads[0],
+            self.loads[1],
+            self.loads[2],
+            self.totalram,
+            self.freeram,
+            self.sharedram,
+            self.bufferram,
+            self.totalswap,
+            self.freeswap,
+        ];
+        for (i, w) in words.iter().enumerate() {
+            b[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+        }
+        b[80..82].copy_from_slice(&self.procs.to_le_bytes());
+        b[88..96].copy_from_slice(&self.totalhigh.to_le_bytes());
+        b[96..104].copy_from_slice(&self.freehigh.to_le_bytes());
+        b[104..108].copy_from_slice(&self.mem_unit.to_le_bytes());
+        b
+    }
+}
+
+#[cfg(test)]
+mod sysinfo_tests {
+    use super::Sysinfo;
+
+    #[test]
+    fn fields_sit_at_linux_offsets() {
+        let s = Sysinfo { uptime: 7, freeram: 9, procs: 3, mem_unit: 1, ..Default::default() };
+        let b = s.to_bytes();
+        assert_eq!(b[0], 7);
+        assert_eq!(b[40], 9, "freeram after uptime, three loads and totalram");
+        assert_eq!(b[80], 3, "procs");
+        assert_eq!(b[104], 1, "mem_unit");
+    }
+}
