@@ -51,7 +51,11 @@ pub const READ_PIECE: usize = 256;
 
 /// `read(fd, buf, count)`.
 pub fn read(a: &Args) -> SysResult {
-    let (fd, addr, count) = (int_arg(a[0]), a[1], a[2]);
+    read_fd(int_arg(a[0]), a[1], a[2])
+}
+
+/// `read` of `count` bytes at `addr` from descriptor `fd` (also `readv`'s, per segment).
+pub fn read_fd(fd: i32, addr: u64, count: u64) -> SysResult {
     let f = file(fd)?;
     if let OpenFile::Socket(sock) = &*f {
         // `read` on a socket is a `read` (Linux's vfs_read counts it): accounted here, not
@@ -110,7 +114,12 @@ const PIECE: usize = 256;
 
 /// `write(fd, buf, count)`.
 pub fn write(a: &Args) -> SysResult {
-    let (fd, addr, count) = (int_arg(a[0]), a[1], a[2].min(MAX_WRITE));
+    write_fd(int_arg(a[0]), a[1], a[2])
+}
+
+/// `write` of `count` bytes at `addr` to descriptor `fd` (also `writev`'s, per segment).
+pub fn write_fd(fd: i32, addr: u64, count: u64) -> SysResult {
+    let count = count.min(MAX_WRITE);
     let f = file(fd)?;
     match &*f {
         OpenFile::Console => {}
@@ -207,7 +216,11 @@ pub fn open(a: &Args) -> SysResult {
 
 /// `pipe2(fds, flags)`.
 pub fn pipe2(a: &Args) -> SysResult {
-    let (addr, flags) = (a[0], int_arg(a[1]) as u32);
+    make_pipe(a[0], int_arg(a[1]) as u32)
+}
+
+/// A pipe, its two descriptors written at `addr`.
+fn make_pipe(addr: u64, flags: u32) -> SysResult {
     if flags & !O_CLOEXEC != 0 {
         return Err(EINVAL);
     }
@@ -236,7 +249,7 @@ pub fn pipe2(a: &Args) -> SysResult {
 
 /// `pipe(fds)`: `pipe2(fds, 0)`.
 pub fn pipe(a: &Args) -> SysResult {
-    pipe2(&[a[0], 0, 0, 0, 0, 0])
+    make_pipe(a[0], 0)
 }
 
 /// `close(fd)`.

@@ -150,7 +150,7 @@ pub fn readv(a: &Args) -> SysResult {
             sched::account_read(n as u64);
             Ok(n as u64)
         }
-        OpenFile::Var(_) | OpenFile::Ram(_) => per_segment(&iov, a[0], false),
+        OpenFile::Var(_) | OpenFile::Ram(_) => per_segment(&iov, int_arg(a[0]), false),
         _ => Err(EBADF),
     }
 }
@@ -172,18 +172,17 @@ pub fn writev(a: &Args) -> SysResult {
             sched::account_write(n);
             Ok(n)
         }
-        OpenFile::Console | OpenFile::Serial2 | OpenFile::Var(_) => per_segment(&iov, a[0], true),
+        OpenFile::Console | OpenFile::Serial2 | OpenFile::Var(_) => per_segment(&iov, int_arg(a[0]), true),
         _ => Err(EBADF),
     }
 }
 
 /// One `read` or `write` per non-empty segment, stopping at the first short one; the calls'
 /// counts merged into one.
-fn per_segment(iov: &Iov, fd: u64, write: bool) -> SysResult {
+fn per_segment(iov: &Iov, fd: i32, write: bool) -> SysResult {
     let (mut done, mut calls) = (0u64, 0u64);
     for s in iov.segs.iter().filter(|s| s.len > 0) {
-        let args = [fd, s.base, s.len, 0, 0, 0];
-        let r = if write { io::write(&args) } else { io::read(&args) };
+        let r = if write { io::write_fd(fd, s.base, s.len) } else { io::read_fd(fd, s.base, s.len) };
         calls += u64::from(r.is_ok());
         match r {
             Ok(n) => {
