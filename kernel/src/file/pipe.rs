@@ -14,6 +14,11 @@
 //! sleep are one critical section ([`WaitQueue::wait_for`]). So handing a one-byte token to a
 //! sleeping reader — LMbench's `lat_ctx` — is one lock round on each side.
 //!
+//! Each end has its own `O_NONBLOCK` (`fcntl(F_SETFL)`, `syscall/io.rs`): instead of
+//! sleeping, a non-blocking read of an empty pipe fails with `EAGAIN`, and a non-blocking
+//! write writes what fits (a write of at most `PIPE_BUF_SIZE` bytes: all or nothing) and fails
+//! with `EAGAIN` if that is nothing, as on Linux.
+//!
 //! The ends count themselves: a `Reader`/`Writer` is one open file description, shared by
 //! every descriptor that refers to it, and dropping the last reference to one closes that
 //! end (its `Drop` wakes the other side so it can see end-of-file or `EPIPE`).
@@ -95,9 +100,7 @@ impl Pipe {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         hal::cpu::without_interrupts(|| f(&mut self.state.lock()))
     }
-}
 
-impl Pipe {
     /// Bytes in the pipe now (`FIONREAD`).
     fn available(&self) -> usize {
         self.with(|s| s.len)
