@@ -124,6 +124,10 @@ impl Iov {
 /// `readv(fd, iov, iovcnt)`.
 pub fn readv(a: &Args) -> SysResult {
     let f = io::file(int_arg(a[0]))?;
+    // A descriptor that cannot be read is EBADF before the array is looked at, as Linux.
+    if matches!(&*f, OpenFile::PipeWriter(_) | OpenFile::Serial2) {
+        return Err(EBADF);
+    }
     let iov = Iov::from_user(a[1], a[2])?;
     if iov.total == 0 {
         return Ok(0);
@@ -158,6 +162,9 @@ pub fn readv(a: &Args) -> SysResult {
 /// `writev(fd, iov, iovcnt)`.
 pub fn writev(a: &Args) -> SysResult {
     let f = io::file(int_arg(a[0]))?;
+    if matches!(&*f, OpenFile::PipeReader(_) | OpenFile::Ram(_)) {
+        return Err(EBADF);
+    }
     let iov = Iov::from_user(a[1], a[2])?;
     if iov.total == 0 {
         return Ok(0);
