@@ -73,6 +73,7 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
     log::info!("user mode: syscall/sysret on, SMEP {}, SMAP {}", on_off(cpu.smep), on_off(cpu.smap));
     hal::pic::init();
     base::time::init(entry_tsc);
+    base::random::init();
     bus::init();
     // Taskstats listeners on the bus hear of every exit; so do process accounting (acct(2))
     // and CSA, whose jobs also hear of every new user process.

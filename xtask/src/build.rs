@@ -132,12 +132,19 @@ fn stripped(kernel: &Path, out: &Path) -> Result<(), String> {
 
 /// Build everything and pack the BIOS disk image; returns its path.
 pub fn image(opts: &BuildOpts) -> Result<PathBuf, String> {
-    let ramdisk = ramdisk(opts)?;
+    image_with(opts, &[])
+}
+
+/// [`image`] with programs of the host added to the ramdisk (`run --add`, `cprogs.rs`):
+/// written as `…-added.img`, beside the plain image the scenarios boot.
+pub fn image_with(opts: &BuildOpts, added: &[crate::cprogs::Added]) -> Result<PathBuf, String> {
+    let ramdisk = ramdisk(opts, added)?;
     let kernel = kernel(opts)?;
     let out_dir = target_dir().join("tally");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
     let variant = if opts.no_accounting { "-noacct" } else { "" };
-    let image = out_dir.join(format!("tally-{}-{}hz{variant}.img", profile_dir(opts), opts.hz.unwrap_or(1000)));
+    let extra = if added.is_empty() { "" } else { "-added" };
+    let image = out_dir.join(format!("tally-{}-{}hz{variant}{extra}.img", profile_dir(opts), opts.hz.unwrap_or(1000)));
     // Written under a temporary name and renamed into place, so that a QEMU booting the
     // previous image (another `cargo xtask` running) never reads a half-written one.
     let tmp = |p: &Path| p.with_extension(format!("tmp{}", std::process::id()));
@@ -202,9 +209,10 @@ pub fn userland(opts: &BuildOpts) -> Result<Vec<(String, PathBuf)>, String> {
     Ok(programs)
 }
 
-/// Where the ramdisk of a profile is written.
-pub fn ramdisk_path(opts: &BuildOpts) -> PathBuf {
-    target_dir().join("tally").join(format!("ramdisk-{}.cpio", profile_dir(opts)))
+/// Where the ramdisk of a profile is written (`-added` with programs added by `run --add`).
+pub fn ramdisk_path(opts: &BuildOpts, added: bool) -> PathBuf {
+    let extra = if added { "-added" } else { "" };
+    target_dir().join("tally").join(format!("ramdisk-{}{extra}.cpio", profile_dir(opts)))
 }
 
 /// Cargo names of the kernel self-tests' fixtures start with this (`test-threads`).
@@ -228,8 +236,12 @@ pub fn ramdisk_name(program: &str) -> String {
 /// the ramdisk through BIOS disk calls; the full ELFs stay in `target/` for gdb; the stripped
 /// copies in `target/tally/bin-<profile>/` under their Cargo names). Each program is first
 /// checked with the kernel's own loader rules (`tally_loader::elf::plan`), so a program the
-/// kernel would refuse fails the build instead of the boot.
-pub fn ramdisk(opts: &BuildOpts) -> Result<PathBuf, String> {
+/// kernel would refuse fails the build instead of the boot. Then the tree's C programs
+/// (`userland/c/*.c`, built by `cprogs.rs`) as `bin/<name>`, and the host files `added` by
+/// `run --add` as `bin/<NAME>`: a name already taken fails the build (`cprogs.rs` says why);
+/// a C or added program the loader refuses is only warned about — the loader of Linux
+/// executables grows with issue #17, and an added file may be refused on purpose.
+pub fn ramdisk(opts: &BuildOpts, added: &[crate::cprogs::Added]) -> Result<PathBuf, String> {
     let mut programs = userland(opts)?;
     programs.sort_by_key(|(name, _)| ramdisk_name(name));
     let dir = target_dir().join("tally").join(format!("bin-{}", profile_dir(opts)));
@@ -237,23 +249,53 @@ pub fn ramdisk(opts: &BuildOpts) -> Result<PathBuf, String> {
     let mut archive = tally_loader::cpio::Builder::new();
     archive.dir("bin").map_err(|e| e.to_string())?;
     archive.dir(tally_uapi::fixture::FIXTURE_DIR).map_err(|e| e.to_string())?;
+    let mut taken = std::collections::BTreeMap::new();
     for (name, elf) in &programs {
-        let small = dir.join(name);
-        let tmp = small.with_extension(format!("tmp{}", std::process::id()));
-        stripped(elf, &tmp)?;
-        let bytes = std::fs::read(&tmp).map_err(|e| format!("cannot read {}: {e}", tmp.display()));
-        std::fs::rename(&tmp, &small).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))?;
-        let bytes = bytes?;
+        let bytes = stripped_copy(elf, &dir.join(name))?;
         tally_loader::elf::plan(&bytes, &tally_loader::elf::Limits::default())
             .map_err(|e| format!("user program {name} ({}) would not load: {e}", elf.display()))?;
         archive.file(&ramdisk_name(name), &bytes, 0o755).map_err(|e| format!("{name}: {e}"))?;
+        taken.insert(ramdisk_name(name), format!("the Rust program userland/src/bin/{name}.rs"));
+    }
+    let c_dir = target_dir().join("tally").join(format!("c-{}", profile_dir(opts)));
+    std::fs::create_dir_all(&c_dir).map_err(|e| format!("cannot create {}: {e}", c_dir.display()))?;
+    let mut others: Vec<(String, PathBuf, String)> = crate::cprogs::build_c_programs()?
+        .into_iter()
+        .map(|(name, exe)| {
+            let what = format!("the C program {}/{name}.c", crate::cprogs::C_DIR);
+            (name, exe, what)
+        })
+        .collect();
+    others.extend(added.iter().map(|a| (a.name.clone(), a.file.clone(), format!("--add {}", a.file.display()))));
+    for (name, file, what) in &others {
+        let at = format!("bin/{name}");
+        if let Some(before) = taken.get(&at) {
+            return Err(format!("/{at}: {what} cannot take the name of {before}; choose another name"));
+        }
+        let raw = std::fs::read(file).map_err(|e| format!("{what}: cannot read {}: {e}", file.display()))?;
+        let bytes = if crate::cprogs::is_elf(&raw) { stripped_copy(file, &c_dir.join(name))? } else { raw };
+        if let Err(e) = tally_loader::elf::plan(&bytes, &tally_loader::elf::Limits::default()) {
+            eprintln!("xtask: warning: /{at} ({what}): Tally's loader refuses it: {e}");
+        }
+        archive.file(&at, &bytes, 0o755).map_err(|e| format!("{name}: {e}"))?;
+        taken.insert(at, what.clone());
     }
     let bytes = archive.finish();
-    let path = ramdisk_path(opts);
+    let path = ramdisk_path(opts, !added.is_empty());
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     Ok(path)
+}
+
+/// `elf` without debug information or symbols, written to `small` (through a temporary name,
+/// so a concurrent xtask never reads half a file); returns its bytes.
+fn stripped_copy(elf: &Path, small: &Path) -> Result<Vec<u8>, String> {
+    let tmp = small.with_extension(format!("tmp{}", std::process::id()));
+    stripped(elf, &tmp)?;
+    let bytes = std::fs::read(&tmp).map_err(|e| format!("cannot read {}: {e}", tmp.display()));
+    std::fs::rename(&tmp, small).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))?;
+    bytes
 }
 
 // --- The data disk (ATA driver tests) -------------------------------------------------

@@ -6,6 +6,8 @@
 //!   forwarded the same way (see `qemu.rs`).
 //!   The guest's second serial port (COM2, `/dev/ttyS1`) is written to a host file,
 //!   `--capture FILE` (default `target/tally/ttyS1.bin`), named at the end of the run.
+//!   `--add FILE[:NAME]` (repeatable) puts a host program into the ramdisk as `/bin/NAME`;
+//!   the tree's C programs (`userland/c/*.c`) are always there (`cprogs.rs`).
 //! * `test [FILTER]`: host unit tests of every host-testable crate, then every scenario in
 //!   `tests/` in its own QEMU; a line per test and a final `N passed, N failed`.
 //! * `bench [--linux]`: the in-kernel and ring-3 benchmarks, accounting compiled in and out
@@ -30,6 +32,7 @@ mod acctdisk;
 mod bench;
 mod build;
 mod child;
+mod cprogs;
 mod decode;
 // GNU acct as the judge of Tally's accounting files: called by the scenarios' host checks
 // (`hostcheck.rs`) and by its own tests, not by a subcommand.
@@ -102,6 +105,11 @@ enum Command {
         /// the template if missing. Without it each run gets a fresh copy, target/tally/acct.img.
         #[arg(long, value_name = "FILE")]
         acct_disk: Option<std::path::PathBuf>,
+        /// Put this host program into the ramdisk as /bin/NAME (default: the file's name);
+        /// repeatable. A static Linux executable (`musl-gcc -static`) runs unmodified. NAME
+        /// may not be a program Tally already has (see xtask/src/cprogs.rs).
+        #[arg(long = "add", value_name = "FILE[:NAME]", value_parser = cprogs::parse_added)]
+        added: Vec<cprogs::Added>,
     },
     /// Run host unit tests and every QEMU scenario in tests/.
     Test {
@@ -208,8 +216,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { build, gdb, timeout, icount, cmdline, script, capture, acct_disk } => {
-            let opts = RunOpts { gdb, timeout, icount, cmdline, script, capture, acct_disk };
+        Command::Run { build, gdb, timeout, icount, cmdline, script, capture, acct_disk, added } => {
+            let opts = RunOpts { gdb, timeout, icount, cmdline, script, capture, acct_disk, added };
             run(&build, &opts)
         }
         Command::Profile { what, no_accounting, iters } => profile::run(&what, no_accounting, iters),
@@ -259,16 +267,22 @@ struct RunOpts {
     script: Option<std::path::PathBuf>,
     capture: Option<std::path::PathBuf>,
     acct_disk: Option<std::path::PathBuf>,
+    added: Vec<cprogs::Added>,
 }
 
 fn run(opts: &BuildOpts, run: &RunOpts) -> Result<ExitCode, String> {
-    let RunOpts { gdb, timeout, icount, ref cmdline, ref script, ref capture, ref acct_disk } = *run;
+    let RunOpts { gdb, timeout, icount, ref cmdline, ref script, ref capture, ref acct_disk, ref added } = *run;
+    for a in added {
+        if !a.file.is_file() {
+            return Err(format!("--add {}: no such file", a.file.display()));
+        }
+    }
     let script = match script {
         Some(p) => Some(std::fs::read(p).map_err(|e| format!("cannot read the script {}: {e}", p.display()))?),
         None => None,
     };
     qemu::ensure_installed()?;
-    let image = build::image(opts)?;
+    let image = build::image_with(opts, added)?;
     // COM2 is always attached (a program may write to /dev/ttyS1 without being asked); only
     // an explicit --capture makes an empty capture worth a word at the end.
     let asked = capture.is_some();

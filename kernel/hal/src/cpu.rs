@@ -48,30 +48,42 @@ pub fn interrupts_enabled() -> bool {
 
 /// CPUID leaf 1: `(ecx, edx)`, the feature flags (Linux gives EDX to programs as `AT_HWCAP`).
 pub fn cpuid1() -> (u32, u32) {
-    #[allow(unused_unsafe)]
-    // SAFETY: CPUID exists on every x86_64 CPU and only reads identification registers.
-    let r = unsafe { core::arch::x86_64::__cpuid(1) };
-    (r.ecx, r.edx)
+    let (_, _, ecx, edx) = cpuid(1, 0);
+    (ecx, edx)
 }
 
-/// A 64-bit random number from the CPU (`RDRAND`), if it has the instruction and it
-/// delivers within 10 tries (Intel's advice for a transient underflow); `None` otherwise.
-pub fn rdrand64() -> Option<u64> {
-    if cpuid1().0 & (1 << 30) == 0 {
-        return None;
+/// `cpuid` leaf `leaf`, sub-leaf `sub`: `(eax, ebx, ecx, edx)`.
+fn cpuid(leaf: u32, sub: u32) -> (u32, u32, u32, u32) {
+    // Safe in core: `cpuid` exists on every x86_64 CPU and reads no memory.
+    let r = core::arch::x86_64::__cpuid_count(leaf, sub);
+    (r.eax, r.ebx, r.ecx, r.edx)
+}
+
+/// Whether the CPU has `rdrand` (CPUID.1:ECX bit 30) and `rdseed` (CPUID.(7,0):EBX bit 18):
+/// QEMU's `-cpu max` under TCG has `rdrand` only, real machines since 2012/2014 both.
+pub fn random_instructions() -> (bool, bool) {
+    let max_leaf = cpuid(0, 0).0;
+    let rdrand = cpuid(1, 0).2 & (1 << 30) != 0;
+    let rdseed = max_leaf >= 7 && cpuid(7, 0).1 & (1 << 18) != 0;
+    (rdrand, rdseed)
+}
+
+/// One 64-bit value of the CPU's random number generator: `rdseed` (a conditioned entropy
+/// source) when `seed`, else `rdrand` (a DRBG it reseeds). `None` when the instruction says
+/// it has nothing now (CF = 0; Intel advises a few retries) — call only if
+/// [`random_instructions`] said the instruction exists, or the CPU raises #UD.
+pub fn random_u64(seed: bool) -> Option<u64> {
+    let (value, ok): (u64, u8);
+    if seed {
+        // SAFETY: the caller checked CPUID for rdseed; it writes one register and CF.
+        unsafe {
+            core::arch::asm!("rdseed {v}", "setc {ok}", v = out(reg) value, ok = out(reg_byte) ok, options(nomem, nostack))
+        };
+    } else {
+        // SAFETY: the caller checked CPUID for rdrand; it writes one register and CF.
+        unsafe {
+            core::arch::asm!("rdrand {v}", "setc {ok}", v = out(reg) value, ok = out(reg_byte) ok, options(nomem, nostack))
+        };
     }
-    /// # Safety
-    /// The CPU must support RDRAND (CPUID.1:ECX bit 30).
-    #[target_feature(enable = "rdrand")]
-    unsafe fn step(v: &mut u64) -> i32 {
-        core::arch::x86_64::_rdrand64_step(v)
-    }
-    let mut v = 0;
-    for _ in 0..10 {
-        // SAFETY: CPUID.1:ECX bit 30 says the CPU has RDRAND, checked just above.
-        if unsafe { step(&mut v) } == 1 {
-            return Some(v);
-        }
-    }
-    None
+    (ok != 0).then_some(value)
 }

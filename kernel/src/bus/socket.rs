@@ -2,6 +2,7 @@
 //! what a process does with it — bind, send requests, receive replies and exit records.
 
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
 use tally_msgbus::taskstats::TaskstatsSource;
 use tally_msgbus::{Sender, SockId};
 use tally_runqueue::SleepKind;
@@ -13,18 +14,28 @@ use crate::sched;
 /// A bus socket: one open file description (`crate::file::OpenFile::Socket`).
 pub struct Socket {
     id: SockId,
-    nonblock: bool,
+    /// `O_NONBLOCK` (`SOCK_NONBLOCK`, `fcntl(F_SETFL)`): `recv` fails with `EAGAIN` instead
+    /// of sleeping.
+    nonblock: AtomicBool,
 }
 
 impl Socket {
     /// `socket(domain, type, protocol)` for process `owner`.
     pub fn open(domain: u32, ty: u32, protocol: u32, nonblock: bool, owner: u32) -> Result<Socket, i32> {
         let id = with_bus(|s| s.bus.open(domain, ty, protocol, owner))?;
-        Ok(Socket { id, nonblock })
+        Ok(Socket { id, nonblock: AtomicBool::new(nonblock) })
     }
 
     pub(super) fn id(&self) -> SockId {
         self.id
+    }
+
+    pub fn nonblock(&self) -> bool {
+        self.nonblock.load(Ordering::Relaxed)
+    }
+
+    pub fn set_nonblock(&self, on: bool) {
+        self.nonblock.store(on, Ordering::Relaxed);
     }
 
     pub fn bind(&self, portid: u32) -> Result<(), i32> {
@@ -50,7 +61,7 @@ impl Socket {
         loop {
             match with_bus(|s| s.bus.recv(self.id))? {
                 Some(datagram) => return Ok(datagram),
-                None if dontwait || self.nonblock => return Err(EAGAIN),
+                None if dontwait || self.nonblock() => return Err(EAGAIN),
                 None => {}
             }
             // Wake for a datagram, or for a drop (the next recv reports ENOBUFS).

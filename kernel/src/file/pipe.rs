@@ -14,14 +14,20 @@
 //! sleep are one critical section ([`WaitQueue::wait_for`]). So handing a one-byte token to a
 //! sleeping reader — LMbench's `lat_ctx` — is one lock round on each side.
 //!
+//! Each end has its own `O_NONBLOCK` (`fcntl(F_SETFL)`, `syscall/io.rs`): instead of
+//! sleeping, a non-blocking read of an empty pipe fails with `EAGAIN`, and a non-blocking
+//! write writes what fits (a write of at most `PIPE_BUF_SIZE` bytes: all or nothing) and fails
+//! with `EAGAIN` if that is nothing, as on Linux.
+//!
 //! The ends count themselves: a `Reader`/`Writer` is one open file description, shared by
 //! every descriptor that refers to it, and dropping the last reference to one closes that
 //! end (its `Drop` wakes the other side so it can see end-of-file or `EPIPE`).
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
+use core::sync::atomic::{AtomicBool, Ordering};
 use spin::Mutex;
-use tally_uapi::errno::{EFAULT, EINTR, EPIPE};
+use tally_uapi::errno::{EAGAIN, EFAULT, EINTR, EPIPE};
 
 use crate::sync::WaitQueue;
 
@@ -73,10 +79,11 @@ pub struct Pipe {
     writable: WaitQueue,
 }
 
-/// The read end.
-pub struct Reader(Arc<Pipe>);
-/// The write end.
-pub struct Writer(Arc<Pipe>);
+/// The read end, and its `O_NONBLOCK` status flag (`fcntl(F_SETFL)`; one open file
+/// description's own, as on Linux).
+pub struct Reader(Arc<Pipe>, AtomicBool);
+/// The write end, and its `O_NONBLOCK`.
+pub struct Writer(Arc<Pipe>, AtomicBool);
 
 /// A new pipe's two ends.
 pub fn new() -> (Reader, Writer) {
@@ -86,16 +93,35 @@ pub fn new() -> (Reader, Writer) {
         readable: WaitQueue::new(),
         writable: WaitQueue::new(),
     });
-    (Reader(Arc::clone(&pipe)), Writer(pipe))
+    (Reader(Arc::clone(&pipe), AtomicBool::new(false)), Writer(pipe, AtomicBool::new(false)))
 }
 
 impl Pipe {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         hal::cpu::without_interrupts(|| f(&mut self.state.lock()))
     }
+
+    /// Bytes in the pipe now (`FIONREAD`).
+    fn available(&self) -> usize {
+        self.with(|s| s.len)
+    }
 }
 
 impl Reader {
+    /// Bytes waiting to be read (`ioctl(FIONREAD)`).
+    pub fn available(&self) -> usize {
+        self.0.available()
+    }
+
+    /// `O_NONBLOCK`: a read of an empty pipe with a writer fails with `EAGAIN`.
+    pub fn nonblock(&self) -> bool {
+        self.1.load(Ordering::Relaxed)
+    }
+
+    pub fn set_nonblock(&self, on: bool) {
+        self.1.store(on, Ordering::Relaxed);
+    }
+
     /// Read up to `want` (> 0) bytes: sleeps while the pipe is empty and has a writer.
     /// `copy_out(at, bytes)` puts `bytes` at offset `at` of the caller's buffer (false: that
     /// memory cannot be written now); it runs under the pipe's lock, so it must not sleep.
@@ -106,7 +132,11 @@ impl Reader {
         let n = p.readable.wait_for(|| {
             let mut s = p.state.lock();
             if s.len == 0 {
-                // End of file, or sleep until a writer wakes us (`None` if killed meanwhile).
+                // End of file, or sleep until a writer wakes us (`None` if killed meanwhile);
+                // with O_NONBLOCK, EAGAIN instead of the sleep.
+                if s.writers > 0 && self.nonblock() {
+                    return Some(Err(EAGAIN));
+                }
                 return (s.writers == 0).then_some(Ok((0, false)));
             }
             let n = want.min(s.len);
@@ -126,6 +156,21 @@ impl Reader {
 }
 
 impl Writer {
+    /// Bytes in the pipe, not yet read (`ioctl(FIONREAD)` on the write end, as Linux answers).
+    pub fn available(&self) -> usize {
+        self.0.available()
+    }
+
+    /// `O_NONBLOCK`: a write that would wait for room writes what fits (a write of at most
+    /// `PIPE_BUF_SIZE` bytes: all or nothing) and fails with `EAGAIN` if that is nothing.
+    pub fn nonblock(&self) -> bool {
+        self.1.load(Ordering::Relaxed)
+    }
+
+    pub fn set_nonblock(&self, on: bool) {
+        self.1.store(on, Ordering::Relaxed);
+    }
+
     /// Write `len` bytes (sleeping for room as needed). `copy_in(at, into)` fills `into` from
     /// offset `at` of the caller's buffer (false: that memory cannot be read now); it runs
     /// under the pipe's lock, so it must not sleep. Returns `len`, or how much was written
@@ -144,6 +189,9 @@ impl Writer {
                     return Some(Err(EPIPE));
                 }
                 let free = PIPE_BUF_SIZE - s.len;
+                if free < need && self.nonblock() {
+                    return Some(Err(EAGAIN));
+                }
                 if free < need {
                     // Sleep until a reader makes room (`None` if killed meanwhile). The
                     // flag is set in the critical section that puts us on `writable`, so

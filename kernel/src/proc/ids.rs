@@ -49,6 +49,16 @@ pub fn current_uid() -> u32 {
     current_field(|t| t.uid())
 }
 
+/// Tasks in the table now, zombies included (`sysinfo`'s `procs`: Linux counts threads).
+pub fn nr_tasks() -> usize {
+    super::with(|p| p.table().len())
+}
+
+/// The running task's group id (`getgid`/`getegid`: Tally keeps one gid per task).
+pub fn current_gid() -> u32 {
+    current_field(|t| t.gid())
+}
+
 /// The running task's ids and name, read at one time (all zero if it is gone).
 pub fn current_ids() -> Ids {
     current_field(|t| Ids { tid: t.pid(), pid: t.tgid(), uid: t.uid(), comm: *t.comm() })

@@ -58,7 +58,9 @@ pub use exec::{exec_program, execve, spawn_program, spawn_program_in, spawn_prog
 #[allow(unused_imports)] // `execve` loads through these (and `spawn` does, inside `exec.rs`)
 pub use exec::{load, load_exact, Loaded, DEFAULT_ENV};
 pub use exit::{exit, exit_group, exit_if_killed, exit_signaled, recent_exits, return_to_user, ExitLogEntry};
-pub use ids::{current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, ppid, Identity};
+pub use ids::{
+    current_gid, current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, nr_tasks, ppid, Identity,
+};
 pub use job_control::{
     console_read_check, getpgid, getsid, give_up_tty, set_controlling_tty, set_signal_ignored, setpgid, setsid,
     signal_foreground, signal_ignored, tcgetpgrp, tcsetpgrp, ConsoleJobs,

@@ -43,6 +43,18 @@ pub fn account_write(bytes: u64) {
     });
 }
 
+/// The last `calls` reads (or writes) counted were the pieces of one `readv`/`writev`
+/// (`syscall/uio.rs`): count them as the one system call they were, as Linux's `do_readv`
+/// counts one `syscr` whatever the number of segments.
+pub fn merge_io_calls(write: bool, calls: u64) {
+    if calls > 1 {
+        with_current(|c| {
+            let n = if write { &mut c.write_syscalls } else { &mut c.read_syscalls };
+            *n = n.saturating_sub(calls - 1);
+        });
+    }
+}
+
 /// Count `sectors` 512-byte blocks read (`write` false) or written by the running task.
 pub fn account_blocks(sectors: u64, write: bool) {
     with_current(|c| {

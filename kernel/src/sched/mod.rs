@@ -31,7 +31,7 @@ mod switch;
 mod tasks;
 
 pub use counters::{
-    account_blocks, account_read, account_write, note_major_fault, note_minor_fault,
+    account_blocks, account_read, account_write, merge_io_calls, note_major_fault, note_minor_fault,
     with_current as with_current_counters,
 };
 pub use interrupts::{irq_enter, irq_outcome, irq_return, set_line_kind, tick};

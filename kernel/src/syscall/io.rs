@@ -27,13 +27,14 @@
 //! `O_CLOEXEC` (both ends close-on-exec: not inherited by `spawn`); anything else is `-EINVAL`.
 //! **close(fd)**: the descriptor is freed; the file closes when nothing refers to it.
 //! **dup2(old, new)**, **dup3(old, new, flags)**, **fcntl(fd, cmd, arg)**: Linux's, for the
-//! commands in `tally_uapi::fs` (`F_DUPFD[_CLOEXEC]`, `F_GETFD`, `F_SETFD`, `F_GETFL`).
+//! commands in `tally_uapi::fs` (`F_DUPFD[_CLOEXEC]`, `F_GETFD`, `F_SETFD`, `F_GETFL`,
+//! `F_SETFL`: `O_NONBLOCK` on pipes and bus sockets). `readv`/`writev`: `uio.rs`.
 
 use alloc::sync::Arc;
 use tally_uapi::errno::{EBADF, EINVAL, EPIPE};
 use tally_uapi::fs::{
-    FD_CLOEXEC, F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_GETFL, F_SETFD, O_ACCMODE, O_CLOEXEC, O_CREAT, O_DIRECTORY,
-    O_EXCL, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY,
+    FD_CLOEXEC, F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_GETFL, F_SETFD, F_SETFL, O_ACCMODE, O_CLOEXEC, O_CREAT,
+    O_DIRECTORY, O_EXCL, O_NONBLOCK, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY,
 };
 
 use super::{int_arg, usercopy, Args, SysResult};
@@ -46,11 +47,15 @@ pub fn file(fd: i32) -> Result<Arc<OpenFile>, i32> {
 }
 
 /// At most this much per `read` call is taken from the console buffer.
-const READ_PIECE: usize = 256;
+pub const READ_PIECE: usize = 256;
 
 /// `read(fd, buf, count)`.
 pub fn read(a: &Args) -> SysResult {
-    let (fd, addr, count) = (int_arg(a[0]), a[1], a[2]);
+    read_fd(int_arg(a[0]), a[1], a[2])
+}
+
+/// `read` of `count` bytes at `addr` from descriptor `fd` (also `readv`'s, per segment).
+pub fn read_fd(fd: i32, addr: u64, count: u64) -> SysResult {
     let f = file(fd)?;
     if let OpenFile::Socket(sock) = &*f {
         // `read` on a socket is a `read` (Linux's vfs_read counts it): accounted here, not
@@ -80,15 +85,7 @@ pub fn read(a: &Args) -> SysResult {
     usercopy::check(addr, want as u64, true)?;
     let mut buf = [0u8; READ_PIECE];
     let n = match &*f {
-        // Job control first: a background process may not read the console (SIGTTIN); asked
-        // again whenever the foreground group changes while this reader waits.
-        OpenFile::Console => loop {
-            let epoch = crate::drivers::tty::job_epoch();
-            proc::console_read_check()?;
-            if let Some(n) = crate::drivers::tty::read(&mut buf[..want], epoch)? {
-                break n;
-            }
-        },
+        OpenFile::Console => console_read(&mut buf[..want])?,
         _ => return Err(EBADF),
     };
     // The bytes are out of the console buffer now; if the memory went away meanwhile (another
@@ -98,18 +95,39 @@ pub fn read(a: &Args) -> SysResult {
     Ok(n as u64)
 }
 
+/// Read what the console has into `buf` (sleeping until there is something). Job control
+/// first: a background process may not read the console (SIGTTIN); asked again whenever the
+/// foreground group changes while this reader waits.
+pub fn console_read(buf: &mut [u8]) -> Result<usize, i32> {
+    loop {
+        let epoch = crate::drivers::tty::job_epoch();
+        proc::console_read_check()?;
+        if let Some(n) = crate::drivers::tty::read(buf, epoch)? {
+            return Ok(n);
+        }
+    }
+}
+
 /// At most this much per call (a short write, as Linux does at `MAX_RW_COUNT`).
 const MAX_WRITE: u64 = 0x7fff_f000;
 const PIECE: usize = 256;
 
 /// `write(fd, buf, count)`.
 pub fn write(a: &Args) -> SysResult {
-    let (fd, addr, count) = (int_arg(a[0]), a[1], a[2].min(MAX_WRITE));
+    write_fd(int_arg(a[0]), a[1], a[2])
+}
+
+/// `write` of `count` bytes at `addr` to descriptor `fd` (also `writev`'s, per segment).
+pub fn write_fd(fd: i32, addr: u64, count: u64) -> SysResult {
+    let count = count.min(MAX_WRITE);
     let f = file(fd)?;
     match &*f {
         OpenFile::Console => {}
         OpenFile::Serial2 => return write_serial2(addr, count),
-        OpenFile::PipeWriter(w) => return write_pipe(w, addr, count),
+        OpenFile::PipeWriter(w) => {
+            usercopy::check(addr, count, false)?;
+            return write_pipe(w, count as usize, |at, into| usercopy::copy_from_user_direct(addr + at as u64, into));
+        }
         OpenFile::Socket(sock) => {
             // Counted as a `write` (Linux's vfs_write), unlike `sendto` on the same socket.
             let n = super::netlink::send_from(sock, addr, count)?;
@@ -141,19 +159,17 @@ pub fn write(a: &Args) -> SysResult {
     Ok(done)
 }
 
-/// `write` on a pipe: straight from the caller's buffer into the pipe's, under the pipe's
-/// lock (a write that fits in `PIPE_BUF` goes in whole, atomically).
-fn write_pipe(w: &pipe::Writer, addr: u64, count: u64) -> SysResult {
-    usercopy::check(addr, count, false)?;
-    let done = w
-        .write(count as usize, |at, into| usercopy::copy_from_user_direct(addr + at as u64, into))
-        .inspect_err(|&e| {
-            if e == EPIPE {
-                // Linux's pipe_write: no reader left → SIGPIPE to the writer (and EPIPE, seen
-                // only by a process that survives it: init).
-                proc::raise(tally_uapi::signal::SIGPIPE);
-            }
-        })?;
+/// `write` (and `writev`) on a pipe: `count` bytes straight from the caller's buffers into
+/// the pipe's by `copy_in` (the direct user copy), under the pipe's lock (a write that fits
+/// in `PIPE_BUF` goes in whole, atomically).
+pub fn write_pipe(w: &pipe::Writer, count: usize, copy_in: impl FnMut(usize, &mut [u8]) -> bool) -> SysResult {
+    let done = w.write(count, copy_in).inspect_err(|&e| {
+        if e == EPIPE {
+            // Linux's pipe_write: no reader left → SIGPIPE to the writer (and EPIPE, seen
+            // only by a process that survives it: init).
+            proc::raise(tally_uapi::signal::SIGPIPE);
+        }
+    })?;
     sched::account_write(done as u64);
     Ok(done as u64)
 }
@@ -200,7 +216,11 @@ pub fn open(a: &Args) -> SysResult {
 
 /// `pipe2(fds, flags)`.
 pub fn pipe2(a: &Args) -> SysResult {
-    let (addr, flags) = (a[0], int_arg(a[1]) as u32);
+    make_pipe(a[0], int_arg(a[1]) as u32)
+}
+
+/// A pipe, its two descriptors written at `addr`.
+fn make_pipe(addr: u64, flags: u32) -> SysResult {
     if flags & !O_CLOEXEC != 0 {
         return Err(EINVAL);
     }
@@ -225,6 +245,11 @@ pub fn pipe2(a: &Args) -> SysResult {
         return Err(e);
     }
     Ok(0)
+}
+
+/// `pipe(fds)`: `pipe2(fds, 0)`.
+pub fn pipe(a: &Args) -> SysResult {
+    make_pipe(a[0], 0)
 }
 
 /// `close(fd)`.
@@ -268,17 +293,39 @@ pub fn fcntl(a: &Args) -> SysResult {
         F_GETFD => Ok(if files.cloexec(fd)? { u64::from(FD_CLOEXEC) } else { 0 }),
         F_SETFD => files.set_cloexec(fd, arg & u64::from(FD_CLOEXEC) != 0).map(|()| 0),
         F_GETFL => Ok(u64::from(status_flags(&*file(fd)?))),
+        F_SETFL => {
+            set_status_flags(&*file(fd)?, int_arg(arg) as u32);
+            Ok(0)
+        }
         _ => Err(EINVAL),
+    }
+}
+
+/// `F_SETFL`: of the flags Linux lets a program change (`O_APPEND`, `O_ASYNC`, `O_DIRECT`,
+/// `O_NOATIME`, `O_NONBLOCK`), Tally has `O_NONBLOCK` on pipes and bus sockets; the rest are
+/// ignored, as Linux ignores the access mode and creation flags given to `F_SETFL`. On the
+/// console `O_NONBLOCK` is not kept (its reads always wait: `docs/linux-abi.md`), so
+/// `F_GETFL` does not report it there.
+fn set_status_flags(f: &OpenFile, flags: u32) {
+    let on = flags & O_NONBLOCK != 0;
+    match f {
+        OpenFile::PipeReader(r) => r.set_nonblock(on),
+        OpenFile::PipeWriter(w) => w.set_nonblock(on),
+        OpenFile::Socket(s) => s.set_nonblock(on),
+        _ => {}
     }
 }
 
 /// `F_GETFL`: the open file's access mode and status flags (Linux's `f_flags` without the
 /// creation flags and `O_CLOEXEC`, which open does not keep).
 fn status_flags(f: &OpenFile) -> u32 {
+    let nonblock = |on: bool| if on { O_NONBLOCK } else { 0 };
     match f {
-        OpenFile::Console | OpenFile::Socket(_) => O_RDWR,
-        OpenFile::Serial2 | OpenFile::PipeWriter(_) => O_WRONLY,
-        OpenFile::PipeReader(_) => O_RDONLY,
+        OpenFile::Console => O_RDWR,
+        OpenFile::Socket(s) => O_RDWR | nonblock(s.nonblock()),
+        OpenFile::Serial2 => O_WRONLY,
+        OpenFile::PipeWriter(w) => O_WRONLY | nonblock(w.nonblock()),
+        OpenFile::PipeReader(r) => O_RDONLY | nonblock(r.nonblock()),
         OpenFile::Ram(r) => O_RDONLY | if r.dir { O_DIRECTORY } else { 0 },
         OpenFile::Var(v) => v.flags & !(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC),
     }

@@ -14,13 +14,17 @@
 //! | `TIOCSWINSZ` | `const winsize *`  | set it (nothing else changes: there is no SIGWINCH)  |
 //! | `TIOCGPGRP`, `TIOCSPGRP`, `TIOCSCTTY`, `TIOCNOTTY` | `pid_t *` / `int` | job control: the foreground process group, the controlling terminal (`job_calls.rs`, `docs/job-control.md`) |
 //!
-//! A descriptor that is not the console (a pipe, a file, a socket) is `ENOTTY`, as is a
+//! `FIONREAD` (an `int *`: the bytes a read would find now) is answered for pipes, either end,
+//! as Linux's `pipe_ioctl` does; elsewhere `ENOTTY` (the console's count of typed input is
+//! not offered).
+//!
+//! Any other request on a descriptor that is not the console (a pipe, a file, a socket) is `ENOTTY`, as is a
 //! request the console does not know — Linux's answer to both (its `tty_ioctl` turns an
 //! unknown command into `ENOTTY`). A bad `arg` is `EFAULT`, with nothing changed.
 //! Raw mode and what the console honours: `docs/console.md`.
 
 use tally_uapi::errno::ENOTTY;
-use tally_uapi::tty::{Termios, Winsize, TCGETS, TCSETS, TCSETSF, TCSETSW, TIOCGWINSZ, TIOCSWINSZ};
+use tally_uapi::tty::{Termios, Winsize, FIONREAD, TCGETS, TCSETS, TCSETSF, TCSETSW, TIOCGWINSZ, TIOCSWINSZ};
 
 use super::{job_calls, usercopy, Args, SysResult};
 use crate::drivers::tty;
@@ -33,6 +37,15 @@ pub fn ioctl(a: &Args) -> SysResult {
     let f = super::io::file(fd)?;
     if let Some(answer) = job_calls::tty_ioctl(&f, request, arg) {
         return answer;
+    }
+    if request == FIONREAD {
+        let n = match &*f {
+            OpenFile::PipeReader(r) => r.available(),
+            OpenFile::PipeWriter(w) => w.available(),
+            _ => return Err(ENOTTY),
+        };
+        usercopy::write_i32(arg, n as i32)?;
+        return Ok(0);
     }
     if !matches!(&*f, OpenFile::Console) {
         return Err(ENOTTY);

@@ -15,10 +15,11 @@
 //!    important) happens now, then the running microstate becomes ONCPU_USR — the checks
 //!    and the switch under one acquisition of the scheduler's lock.
 //!
-//! Handlers live one file per concern: `arch_prctl.rs` (a thread's FS base), `io.rs` (read, write, pipe2, close, dup2, dup3, fcntl:
-//! descriptors), `ioctl.rs` (the console's terminal requests: termios, window size),
+//! Handlers live one file per concern: `arch_prctl.rs` (a thread's FS base), `io.rs` (read, write, pipe, pipe2, close, dup2, dup3, fcntl:
+//! descriptors), `uio.rs` (readv, writev), `libc_calls.rs` (uname, getrandom, getcwd, sysinfo, sched_getaffinity, the group
+//! and effective ids), `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
-//! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `job_calls.rs` (process
+//! `netlink.rs` (bus sockets, sendmsg/recvmsg), `process.rs` (ids, uid, exit), `job_calls.rs` (process
 //! groups, sessions, `rt_sigaction`, the console's foreground group), `ioctl.rs` (device
 //! requests), `spawn.rs` (spawn,
 //! thread_create), `fork_calls.rs` (fork, vfork), `execve.rs` (execve), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
@@ -49,6 +50,7 @@ mod io;
 mod ioctl;
 mod job_calls;
 mod kstat_read;
+mod libc_calls;
 mod mmap;
 mod msa;
 mod netlink;
@@ -56,6 +58,7 @@ mod process;
 mod procstat;
 mod scheduling;
 mod spawn;
+mod uio;
 pub mod usercopy;
 mod wait;
 
@@ -166,6 +169,19 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_FORK] = ("fork", Handler::Frame(fork_calls::fork));
     t[SYS_VFORK] = ("vfork", Handler::Frame(fork_calls::vfork));
     t[SYS_EXECVE] = ("execve", Handler::Frame(execve::execve));
+    t[SYS_PIPE] = arg!("pipe", io::pipe);
+    t[SYS_READV] = arg!("readv", uio::readv);
+    t[SYS_WRITEV] = arg!("writev", uio::writev);
+    t[SYS_SENDMSG] = arg!("sendmsg", netlink::sendmsg);
+    t[SYS_RECVMSG] = arg!("recvmsg", netlink::recvmsg);
+    t[SYS_UNAME] = arg!("uname", libc_calls::uname);
+    t[SYS_GETCWD] = arg!("getcwd", libc_calls::getcwd);
+    t[SYS_GETGID] = arg!("getgid", libc_calls::getgid);
+    t[SYS_GETEUID] = arg!("geteuid", libc_calls::geteuid);
+    t[SYS_GETEGID] = arg!("getegid", libc_calls::getgid);
+    t[SYS_GETRANDOM] = arg!("getrandom", libc_calls::getrandom);
+    t[SYS_SYSINFO] = arg!("sysinfo", libc_calls::sysinfo);
+    t[SYS_SCHED_GETAFFINITY] = arg!("sched_getaffinity", libc_calls::sched_getaffinity);
     t
 };
 

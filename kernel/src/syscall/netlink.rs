@@ -1,4 +1,5 @@
-//! Bus sockets: `socket`, `bind`, `sendto`, `recvfrom`, `setsockopt`, `getsockopt`.
+//! Bus sockets: `socket`, `bind`, `sendto`, `recvfrom`, `sendmsg`, `recvmsg`, `setsockopt`,
+//! `getsockopt`.
 //!
 //! The calls are Linux's, for the one kind of socket Tally has:
 //! `socket(AF_NETLINK, SOCK_RAW | SOCK_DGRAM, NETLINK_GENERIC)` — a port on the kernel's
@@ -14,6 +15,13 @@
 //!   longer than `len` is cut (the rest is lost, as on Linux); `MSG_TRUNC` returns its real
 //!   length. After the socket dropped a message because its receive buffer was full, the
 //!   next call fails once with `ENOBUFS` (Linux taskstats' flow control).
+//! * `sendmsg(fd, msg, flags)`, `recvmsg(fd, msg, flags)`: the same with Linux's `struct
+//!   msghdr` (`tally_uapi::netlink::MsgHdr`): the request gathered from `msg_iov`, the
+//!   datagram scattered over it; `msg_name` as `sendto`'s/`recvfrom`'s address. `recvmsg`
+//!   sets `MSG_TRUNC` in `msg_flags` when the datagram was longer than the buffers, and
+//!   `msg_controllen` to 0 (the bus sends no control data; control data given to `sendmsg`
+//!   is ignored, as netlink ignores what it does not use). `msg_iovlen` above `IOV_MAX`:
+//!   `EMSGSIZE`; `MSG_OOB`: `EOPNOTSUPP`, as Linux's netlink.
 //! * `setsockopt/getsockopt(fd, SOL_SOCKET, SO_RCVBUF, ...)`: the receive buffer in bytes.
 //!   Linux doubles the value given (it charges `skb` overhead too); Tally charges each
 //!   datagram exactly its length and does not double. Other options: `ENOPROTOOPT`.
@@ -24,12 +32,15 @@
 //! `sendmsg`/`recvmsg` path never passes there. `read` and `write` on a socket descriptor do
 //! pass there on Linux, and are counted here too (by `io.rs`, like any other `read`/`write`).
 
-use tally_uapi::errno::{EFAULT, EINVAL, EMSGSIZE, ENOPROTOOPT, ENOTSOCK};
+use tally_uapi::errno::{EFAULT, EINVAL, EMSGSIZE, ENOPROTOOPT, ENOTSOCK, EOPNOTSUPP};
 use tally_uapi::netlink::{
-    SockaddrNl, AF_NETLINK, MAX_SEND, MSG_DONTWAIT, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK, SOL_SOCKET, SO_RCVBUF,
+    MsgHdr, SockaddrNl, AF_NETLINK, MAX_SEND, MSG_CMSG_CLOEXEC, MSG_DONTWAIT, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK,
+    SOL_SOCKET, SO_RCVBUF,
 };
+use tally_uapi::uio::IOV_MAX;
 
 use super::io::file;
+use super::uio::Iov;
 use super::{int_arg, usercopy, Args, SysResult};
 use crate::file::OpenFile;
 use crate::{acct, bus, proc};
@@ -133,6 +144,92 @@ pub fn recv_into(sock: &bus::Socket, addr: u64, len: u64, flags: u32) -> SysResu
     sock.recycle(msg); // its buffer carries the next reply
     copied?;
     reply(n, full)
+}
+
+/// Receive one datagram scattered over `iov`: `(bytes copied, the datagram's length)`.
+pub fn recv_iov(sock: &bus::Socket, iov: &Iov, flags: u32) -> Result<(u64, usize), i32> {
+    iov.check(true)?;
+    let want = iov.total as usize;
+    if let Some(full) = sock.recv_copy(|d| iov.scatter_direct(0, &d[..d.len().min(want)]))? {
+        return Ok((full.min(want) as u64, full));
+    }
+    let msg = sock.recv(flags & MSG_DONTWAIT != 0)?;
+    let n = msg.len().min(want);
+    let copied = iov.scatter(&msg[..n]);
+    let full = msg.len();
+    sock.recycle(msg);
+    copied?;
+    Ok((n as u64, full))
+}
+
+/// Send the bytes of `iov`, gathered, as one request (at most `MAX_SEND`: `EMSGSIZE`).
+pub fn send_iov(sock: &bus::Socket, iov: &Iov) -> SysResult {
+    if iov.total > MAX_SEND as u64 {
+        return Err(EMSGSIZE);
+    }
+    let buf = iov.gather(iov.total as usize)?;
+    Ok(acct::send(sock, &buf)? as u64)
+}
+
+/// Read the `struct msghdr` at `addr` and its iovec array.
+fn read_msghdr(addr: u64) -> Result<(MsgHdr, Iov), i32> {
+    let m = MsgHdr::from_bytes(&usercopy::read_array::<{ MsgHdr::SIZE }>(addr)?);
+    if m.iovlen > IOV_MAX as u64 {
+        return Err(EMSGSIZE);
+    }
+    let iov = Iov::from_user_len(m.iov, m.iovlen as i64)?;
+    Ok((m, iov))
+}
+
+/// `MSG_OOB`: netlink has no out-of-band data.
+const MSG_OOB: u32 = 0x1;
+
+/// `sendmsg(fd, msg, flags)`.
+pub fn sendmsg(a: &Args) -> SysResult {
+    let (fd, flags) = (int_arg(a[0]), int_arg(a[2]) as u32);
+    if flags & MSG_OOB != 0 {
+        return Err(EOPNOTSUPP);
+    }
+    let file = file(fd)?;
+    let OpenFile::Socket(s) = &*file else { return Err(ENOTSOCK) };
+    let (m, iov) = read_msghdr(a[1])?;
+    if m.name != 0 && m.namelen != 0 {
+        let sa = read_sockaddr(m.name, u64::from(m.namelen))?;
+        if sa.nl_pid != 0 {
+            return Err(tally_uapi::errno::ECONNREFUSED); // only the kernel listens on the bus
+        }
+    }
+    send_iov(s, &iov)
+}
+
+/// `recvmsg(fd, msg, flags)`.
+pub fn recvmsg(a: &Args) -> SysResult {
+    let (fd, addr, flags) = (int_arg(a[0]), a[1], int_arg(a[2]) as u32);
+    if flags & !(MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC) != 0 {
+        return Err(EINVAL);
+    }
+    let file = file(fd)?;
+    let OpenFile::Socket(s) = &*file else { return Err(ENOTSOCK) };
+    let (m, iov) = read_msghdr(addr)?;
+    // The header is written back (namelen, controllen, flags): check before sleeping.
+    usercopy::check(addr, MsgHdr::SIZE as u64, true)?;
+    if m.name != 0 {
+        if (m.namelen as i32) < 0 {
+            return Err(EINVAL);
+        }
+        usercopy::check(m.name, u64::from(m.namelen).min(SockaddrNl::SIZE as u64), true)?;
+    }
+    let (n, full) = recv_iov(s, &iov, flags)?;
+    if m.name != 0 {
+        // Every datagram comes from the kernel: port 0.
+        let sa = SockaddrNl { nl_family: AF_NETLINK as u16, ..Default::default() }.to_bytes();
+        usercopy::copy_to_user(m.name, &sa[..(m.namelen as usize).min(sa.len())])?;
+        usercopy::copy_to_user(addr + MsgHdr::NAMELEN_AT as u64, &(SockaddrNl::SIZE as u32).to_le_bytes())?;
+    }
+    usercopy::write_u64(addr + MsgHdr::CONTROLLEN_AT as u64, 0)?;
+    let out_flags = if full as u64 > n { MSG_TRUNC } else { 0 };
+    usercopy::copy_to_user(addr + MsgHdr::FLAGS_AT as u64, &out_flags.to_le_bytes())?;
+    Ok(if flags & MSG_TRUNC != 0 { full as u64 } else { n })
 }
 
 /// `recvfrom(fd, buf, len, flags, addr, addrlen)`.

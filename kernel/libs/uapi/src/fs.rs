@@ -24,6 +24,8 @@ pub const O_TRUNC: u32 = 0o1000;
 pub const O_APPEND: u32 = 0o2000;
 /// Fail with `ENOTDIR` unless the path names a directory.
 pub const O_DIRECTORY: u32 = 0o200000;
+/// Non-blocking I/O (`fcntl(F_SETFL)`, `open`): a call that would sleep fails with `EAGAIN`.
+pub const O_NONBLOCK: u32 = 0o4000;
 /// Close-on-exec: the new descriptor is not inherited by the processes `spawn` starts
 /// (`spawn` is fork + exec). Also `pipe2`'s, `dup3`'s and (as `SOCK_CLOEXEC`) `socket`'s flag.
 pub const O_CLOEXEC: u32 = 0o2000000;

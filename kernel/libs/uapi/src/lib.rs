@@ -22,4 +22,6 @@ pub mod signal;
 pub mod syscall;
 pub mod taskstats;
 pub mod tty;
+pub mod uio;
+pub mod utsname;
 pub mod wait;

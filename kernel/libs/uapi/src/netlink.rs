@@ -38,6 +38,46 @@ pub const SOCK_CLOEXEC: u32 = 0o2_000_000;
 /// real length even if the buffer was shorter.
 pub const MSG_DONTWAIT: u32 = 0x40;
 pub const MSG_TRUNC: u32 = 0x20;
+/// `sendmsg`/`recvmsg` flags accepted and ignored: no signal exists to suppress on the bus,
+/// and `MSG_CMSG_CLOEXEC` has no descriptor to apply to (no `SCM_RIGHTS` on the bus).
+pub const MSG_NOSIGNAL: u32 = 0x4000;
+pub const MSG_CMSG_CLOEXEC: u32 = 0x4000_0000;
+
+/// Linux's `struct msghdr` (`include/linux/socket.h`, 56 bytes on x86_64): `msg_name` (8,
+/// a `sockaddr_nl` here), `msg_namelen` (4, then 4 of padding), `msg_iov` (8), `msg_iovlen`
+/// (8), `msg_control` (8), `msg_controllen` (8), `msg_flags` (4, then 4 of padding).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MsgHdr {
+    pub name: u64,
+    pub namelen: u32,
+    pub iov: u64,
+    pub iovlen: u64,
+    pub control: u64,
+    pub controllen: u64,
+    pub flags: u32,
+}
+
+impl MsgHdr {
+    pub const SIZE: usize = 56;
+    /// Where `recvmsg` writes back `msg_namelen`, `msg_controllen` and `msg_flags`.
+    pub const NAMELEN_AT: usize = 8;
+    pub const CONTROLLEN_AT: usize = 40;
+    pub const FLAGS_AT: usize = 48;
+
+    pub fn from_bytes(b: &[u8; Self::SIZE]) -> Self {
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or([0; 4]));
+        MsgHdr {
+            name: u64_at(0),
+            namelen: u32_at(Self::NAMELEN_AT),
+            iov: u64_at(16),
+            iovlen: u64_at(24),
+            control: u64_at(32),
+            controllen: u64_at(Self::CONTROLLEN_AT),
+            flags: u32_at(Self::FLAGS_AT),
+        }
+    }
+}
 
 /// Largest message `sendto` accepts (bytes).
 pub const MAX_SEND: usize = 64 * 1024;

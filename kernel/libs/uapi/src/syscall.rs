@@ -159,8 +159,9 @@ pub const SYS_BRK: usize = 12;
 /// [`crate::signal`]).
 pub const SYS_RT_SIGACTION: usize = 13;
 /// `ioctl(fd, request, arg)`: on the console, the terminal requests of [`crate::tty`]
-/// (`TCGETS`, `TCSETS`, `TCSETSW`, `TCSETSF`, `TIOCGWINSZ`, `TIOCSWINSZ`); `ENOTTY` on any
-/// other descriptor and for a request the console does not know, as Linux answers.
+/// (`TCGETS`, `TCSETS`, `TCSETSW`, `TCSETSF`, `TIOCGWINSZ`, `TIOCSWINSZ`); on a pipe,
+/// `FIONREAD`; `ENOTTY` on any other descriptor and for a request the file does not know,
+/// as Linux answers.
 pub const SYS_IOCTL: usize = 16;
 pub const SYS_SCHED_YIELD: usize = 24;
 /// `dup2(oldfd, newfd)`, `dup3(oldfd, newfd, flags)`: `newfd` becomes a copy of `oldfd`
@@ -195,9 +196,9 @@ pub const SYS_EXIT: usize = 60;
 pub const SYS_WAIT4: usize = 61;
 /// `kill(pid, sig)`: see [`crate::signal`].
 pub const SYS_KILL: usize = 62;
-/// `fcntl(fd, cmd, arg)`: `F_DUPFD`, `F_DUPFD_CLOEXEC`, `F_GETFD`, `F_SETFD`, `F_GETFL`
-/// ([`crate::fs`]); any other command (`F_SETFL` included: Tally has no status flag a
-/// program could change) is `EINVAL`.
+/// `fcntl(fd, cmd, arg)`: `F_DUPFD`, `F_DUPFD_CLOEXEC`, `F_GETFD`, `F_SETFD`, `F_GETFL`,
+/// `F_SETFL` ([`crate::fs`]; `F_SETFL` changes `O_NONBLOCK` on pipes and bus sockets, the
+/// rest of its flags are ignored: `docs/linux-abi.md`); any other command is `EINVAL`.
 pub const SYS_FCNTL: usize = 72;
 /// `fsync(fd)`: the file's data and its directory entry (its size) are on the disk.
 pub const SYS_FSYNC: usize = 74;
@@ -241,6 +242,29 @@ pub const SYS_DUP3: usize = 292;
 /// `pipe2(fds, flags)`: a pipe; `fds[0]` reads, `fds[1]` writes (`int[2]`); `flags` 0 or
 /// `O_CLOEXEC`.
 pub const SYS_PIPE2: usize = 293;
+
+// Issue #17's small calls (Linux's numbers; contracts in `docs/linux-abi.md`).
+/// `pipe(fds)`: `pipe2(fds, 0)` (musl's `pipe()` calls this one).
+pub const SYS_PIPE: usize = 22;
+/// `readv(fd, iov, iovcnt)`, `writev(fd, iov, iovcnt)`: [`crate::uio`].
+pub const SYS_READV: usize = 19;
+pub const SYS_WRITEV: usize = 20;
+/// `sendmsg(fd, msg, flags)`, `recvmsg(fd, msg, flags)` on bus sockets: [`crate::netlink::MsgHdr`].
+pub const SYS_SENDMSG: usize = 46;
+pub const SYS_RECVMSG: usize = 47;
+/// `uname(buf)`: [`crate::utsname`].
+pub const SYS_UNAME: usize = 63;
+/// `getcwd(buf, size)`: always `/` (Tally has no `chdir`); returns the length with the NUL.
+pub const SYS_GETCWD: usize = 79;
+pub const SYS_GETGID: usize = 104;
+pub const SYS_GETEUID: usize = 107;
+pub const SYS_GETEGID: usize = 108;
+/// `sysinfo(info)`: [`crate::utsname::Sysinfo`] (no load averages: 0).
+pub const SYS_SYSINFO: usize = 99;
+/// `sched_getaffinity(pid, len, mask)`: CPU 0 only; returns the 8 bytes written.
+pub const SYS_SCHED_GETAFFINITY: usize = 204;
+/// `getrandom(buf, len, flags)`: bytes of the kernel's ChaCha20 generator ([`crate::uio::GRND_NONBLOCK`]).
+pub const SYS_GETRANDOM: usize = 318;
 
 /// `spawn(path, path_len, argv, argc)`: start a program from the ramdisk as a child process.
 pub const SYS_SPAWN: usize = 500;

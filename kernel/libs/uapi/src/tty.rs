@@ -19,6 +19,9 @@ pub const TCSETSF: u32 = 0x5404;
 /// The window size (`struct winsize`).
 pub const TIOCGWINSZ: u32 = 0x5413;
 pub const TIOCSWINSZ: u32 = 0x5414;
+/// `FIONREAD` (`TIOCINQ`): an `int`, the bytes that a read would find now. Tally answers it
+/// for pipes (either end, as Linux's `pipe_ioctl`); the console and the rest: `ENOTTY`.
+pub const FIONREAD: u32 = 0x541B;
 
 // Job control's requests: the console's foreground process group and controlling session
 // (`docs/job-control.md`). `arg` points to a `pid_t` (`int`) for the group requests.
