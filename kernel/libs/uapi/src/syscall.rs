@@ -150,6 +150,9 @@ pub const SYS_CLOSE: usize = 3;
 /// (`fstat` also answers for the console, pipes and sockets).
 pub const SYS_STAT: usize = 4;
 pub const SYS_FSTAT: usize = 5;
+/// `poll(fds, nfds, timeout_ms)`: Linux's, on the console, pipes, bus sockets and files
+/// ([`crate::poll`]); waits in POLL_SLEEP.
+pub const SYS_POLL: usize = 7;
 /// `lseek(fd, offset, whence)` on a file of `/var` (`ESPIPE` elsewhere).
 pub const SYS_LSEEK: usize = 8;
 pub const SYS_MMAP: usize = 9;
@@ -176,6 +179,10 @@ pub const SYS_RECVFROM: usize = 45;
 pub const SYS_BIND: usize = 49;
 pub const SYS_SETSOCKOPT: usize = 54;
 pub const SYS_GETSOCKOPT: usize = 55;
+/// `clone(flags, stack, parent_tid, child_tid, tls)` (Linux's x86_64 argument order): with
+/// `CLONE_THREAD` a thread of the caller's process, as musl's `pthread_create` asks
+/// ([`crate::clone`]); otherwise a new process (fork, vfork).
+pub const SYS_CLONE: usize = 56;
 pub const SYS_EXIT: usize = 60;
 pub const SYS_WAIT4: usize = 61;
 /// `kill(pid, sig)`: see [`crate::signal`].
@@ -205,11 +212,18 @@ pub const SYS_SCHED_SETSCHEDULER: usize = 144;
 /// with `NULL`; root only. See the module documentation for the contract.
 pub const SYS_ACCT: usize = 163;
 pub const SYS_GETTID: usize = 186;
+/// `futex(uaddr, op, val, timeout or val2, uaddr2, val3)`: `FUTEX_WAIT`, `FUTEX_WAKE`,
+/// `FUTEX_REQUEUE`, `FUTEX_CMP_REQUEUE`, `FUTEX_WAIT_BITSET`, `FUTEX_WAKE_BITSET`, with or
+/// without `FUTEX_PRIVATE_FLAG` ([`crate::futex`]); waits in FUTEX_SLEEP.
+pub const SYS_FUTEX: usize = 202;
 /// `getdents64(fd, buf, len)`: directory entries of an `O_DIRECTORY` descriptor as
 /// [`crate::fs::dirent64`] records; 0 at the end.
 pub const SYS_GETDENTS64: usize = 217;
 pub const SYS_CLOCK_GETTIME: usize = 228;
 pub const SYS_EXIT_GROUP: usize = 231;
+/// `ppoll(fds, nfds, tmo_p, sigmask, sigsetsize)`: `poll` with a `timespec` timeout
+/// (NULL: none) and a signal mask for the wait.
+pub const SYS_PPOLL: usize = 271;
 pub const SYS_DUP3: usize = 292;
 /// `pipe2(fds, flags)`: a pipe; `fds[0]` reads, `fds[1]` writes (`int[2]`); `flags` 0 or
 /// `O_CLOEXEC`.
