@@ -14,6 +14,12 @@
 //! sleep are one critical section ([`WaitQueue::wait_for`]). So handing a one-byte token to a
 //! sleeping reader — LMbench's `lat_ctx` — is one lock round on each side.
 //!
+//! **poll**: the read end is ready (POLLIN) when bytes wait and hung up (POLLHUP) when no
+//! writer is left; the write end is ready (POLLOUT) while there is room and in error
+//! (POLLERR) when no reader is left, as Linux's `pipe_poll` (`Reader::poll_ready`,
+//! `Writer::poll_ready`). A write of more than the room left may still wait for the rest,
+//! as on Linux.
+//!
 //! The ends count themselves: a `Reader`/`Writer` is one open file description, shared by
 //! every descriptor that refers to it, and dropping the last reference to one closes that
 //! end (its `Drop` wakes the other side so it can see end-of-file or `EPIPE`).
@@ -23,7 +29,9 @@ use alloc::sync::Arc;
 use spin::Mutex;
 use tally_uapi::errno::{EFAULT, EINTR, EPIPE};
 
-use crate::sync::WaitQueue;
+use tally_uapi::poll::{POLLERR, POLLHUP, POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
+
+use crate::sync::{WaitQueue, WaitSet};
 
 pub use crate::base::config::PIPE_BUF_SIZE;
 
@@ -169,6 +177,45 @@ impl Writer {
             }
         }
         Ok(done)
+    }
+}
+
+impl Reader {
+    /// `poll` on the read end: POLLIN when bytes wait, POLLHUP once no writer is left (as
+    /// Linux's `pipe_poll`); the readers' queue joins `set`. Interrupts off (the caller's
+    /// critical section spans the check and the sleep).
+    pub fn poll_ready<'a>(&'a self, set: &mut WaitSet<'a>) -> i16 {
+        let p = &self.0;
+        let (len, writers) = {
+            let s = p.state.lock();
+            (s.len, s.writers)
+        };
+        set.add(&p.readable);
+        let data = if len > 0 { POLLIN | POLLRDNORM } else { 0 };
+        let hup = if writers == 0 { POLLHUP } else { 0 };
+        data | hup
+    }
+}
+
+impl Writer {
+    /// `poll` on the write end: POLLOUT while there is room, POLLERR once no reader is left
+    /// (Linux's `pipe_poll`); the writers' queue joins `set`. A full pipe also sets
+    /// `writer_waits`, in this critical section, so the reader that makes room wakes the
+    /// poller as it would a sleeping writer.
+    pub fn poll_ready<'a>(&'a self, set: &mut WaitSet<'a>) -> i16 {
+        let p = &self.0;
+        let (room, readers) = {
+            let mut s = p.state.lock();
+            let room = s.len < PIPE_BUF_SIZE;
+            if !room {
+                s.writer_waits = true;
+            }
+            (room, s.readers)
+        };
+        set.add(&p.writable);
+        let out = if room { POLLOUT | POLLWRNORM } else { 0 };
+        let err = if readers == 0 { POLLERR } else { 0 };
+        out | err
     }
 }
 

@@ -35,6 +35,7 @@ mod cputime;
 mod create;
 mod exec;
 mod exit;
+pub mod futex;
 mod ids;
 mod job_control;
 mod job_stop;
