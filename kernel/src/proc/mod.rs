@@ -63,7 +63,7 @@ pub use notify::{register_exit_observer, register_spawn_observer, ExitEvent, Exi
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used, use_privilege};
 pub use reap::{wait, wait_child, WaitOptions, WaitResult, Waited};
 pub use signal::{kill, raise};
-pub use threads::create_thread;
+pub use threads::{clone_thread, create_thread};
 #[allow(unused_imports, reason = "used by fork, clone and the thread exit path (issue #17)")]
 pub use user::{clear_child_tid, UserStart};
 pub use user::{

@@ -42,6 +42,7 @@ mod acct_calls;
 mod arch_prctl;
 mod blk;
 mod clock_gettime;
+mod clone;
 mod files;
 mod futex_call;
 mod io;
@@ -77,7 +78,6 @@ pub type SysResult = Result<u64, i32>;
 /// from a signal handler) take the frame itself. A frame handler's `Ok` value still goes to
 /// `rax`; one that has set `rax` itself returns `Ok(frame.rax)`.
 #[derive(Clone, Copy)]
-#[allow(dead_code, reason = "frame handlers (fork, execve, clone, rt_sigreturn) arrive with issue #17")]
 pub enum Handler {
     Args(fn(&Args) -> SysResult),
     Frame(fn(&mut SyscallFrame) -> SysResult),
@@ -138,6 +138,7 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_SETPRIORITY] = arg!("setpriority", scheduling::setpriority);
     t[SYS_SCHED_SETSCHEDULER] = arg!("sched_setscheduler", scheduling::sched_setscheduler);
     t[SYS_GETTID] = arg!("gettid", process::gettid);
+    t[SYS_CLONE] = ("clone", Handler::Frame(clone::clone));
     t[SYS_FUTEX] = arg!("futex", futex_call::futex);
     t[SYS_POLL] = arg!("poll", poll::poll);
     t[SYS_PPOLL] = arg!("ppoll", poll::ppoll);
