@@ -26,6 +26,7 @@ mod stop_accounting;
 mod timer;
 mod user_acct;
 mod user_proc;
+mod user_sync;
 mod var_fs;
 
 use hal::qemu::ExitCode;
