@@ -1160,10 +1160,7 @@ pub unsafe fn clone(
 /// wake (Ok), `timeout` (`ETIMEDOUT`); `EAGAIN` if the word holds another value.
 pub fn futex_wait(word: &core::sync::atomic::AtomicU32, val: u32, timeout: Option<&Timespec>) -> Result<usize, Errno> {
     let t = timeout.map_or(0, |t| t as *const Timespec as usize);
-    call(
-        SYS_FUTEX,
-        [word.as_ptr() as usize, tally_uapi::futex::FUTEX_WAIT_PRIVATE as usize, val as usize, t, 0, 0],
-    )
+    call(SYS_FUTEX, [word.as_ptr() as usize, tally_uapi::futex::FUTEX_WAIT_PRIVATE as usize, val as usize, t, 0, 0])
 }
 
 /// `futex(uaddr, FUTEX_WAKE_PRIVATE, n)`: wake up to `n` sleepers on `word`; how many.

@@ -211,9 +211,7 @@ pub fn spawn_joinable(entry: extern "C" fn(usize) -> !, arg: usize, stack_size: 
     let word = base;
     // SAFETY: the stack [base + PAGE, base + len) and the control page belong to the new
     // thread until `join` has seen it exit; `entry` ends with `exit` (its type: `-> !`).
-    let r = unsafe {
-        sys::clone(tally_uapi::clone::MUSL_THREAD_FLAGS, base + len, word, word, tls, entry, arg)
-    };
+    let r = unsafe { sys::clone(tally_uapi::clone::MUSL_THREAD_FLAGS, base + len, word, word, tls, entry, arg) };
     match r {
         Ok(tid) => Ok(Joinable { tid, ..t }),
         Err(e) => {

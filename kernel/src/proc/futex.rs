@@ -71,10 +71,7 @@ enum Step<T> {
 
 /// Run `attempt` with interrupts off; on `Step::Fault` call `fault_in` (interrupts on)
 /// and try again, a few times.
-fn with_word<T>(
-    mut attempt: impl FnMut() -> Step<T>,
-    fault_in: &dyn Fn() -> Result<(), i32>,
-) -> Result<T, i32> {
+fn with_word<T>(mut attempt: impl FnMut() -> Step<T>, fault_in: &dyn Fn() -> Result<(), i32>) -> Result<T, i32> {
     for _ in 0..FAULT_RETRIES {
         match hal::cpu::without_interrupts(&mut attempt) {
             Step::Done(r) => return r,

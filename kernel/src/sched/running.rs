@@ -114,8 +114,7 @@ pub fn kill(slot: TaskSlot, now: u64) {
         // Every interruptible kind: a plain sleep, a futex wait, a poll.
         let interruptible =
             matches!(hot.se.state(), TaskState::Blocked(BlockReason::Sleep(k)) if !k.is_uninterruptible());
-        if interruptible && s.rq.wake_up(&mut Store(&mut s.tasks), slot, now)
-        {
+        if interruptible && s.rq.wake_up(&mut Store(&mut s.tasks), slot, now) {
             s.runq_changed(now);
         }
     });

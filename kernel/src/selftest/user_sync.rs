@@ -100,7 +100,10 @@ pub fn poll_console() -> Result<(), &'static str> {
         // Wait until the fixture sleeps in poll (POLL_SLEEP has started to count).
         let mut waited = 0;
         let polling = || {
-            acct::snapshot().tasks.iter().any(|(p, _, clocks, _)| *p == pid && clocks[MicroState::PollSleep as usize] > 0)
+            acct::snapshot()
+                .tasks
+                .iter()
+                .any(|(p, _, clocks, _)| *p == pid && clocks[MicroState::PollSleep as usize] > 0)
         };
         while !polling() && waited < 2000 {
             sched::sleep_ns(1_000_000);

@@ -46,7 +46,7 @@ pub(super) fn tsc_deadline(timeout: Timeout) -> Option<u64> {
 
 /// A futex word's address: 4-byte aligned (`EINVAL`) and in the user half (`EFAULT`).
 fn check_addr(addr: u64) -> Result<(), i32> {
-    if addr % 4 != 0 {
+    if !addr.is_multiple_of(4) {
         return Err(EINVAL);
     }
     if addr.checked_add(4).is_none_or(|end| end > USER_END) {

@@ -94,8 +94,7 @@ fn do_poll(addr: u64, nfds: u64, timeout: Timeout) -> SysResult {
     let mut raw = alloc::vec![0u8; n * 8];
     usercopy::copy_from_user(addr, &mut raw)?;
     usercopy::check(addr, bytes, true)?;
-    let mut fds: Vec<PollFd> =
-        raw.chunks_exact(8).map(|c| PollFd::from_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect();
+    let mut fds: Vec<PollFd> = raw.as_chunks::<8>().0.iter().map(|c| PollFd::from_bytes(*c)).collect();
     let watched: Vec<Watched> = fds
         .iter()
         .map(|p| match p.fd {
@@ -132,7 +131,7 @@ fn do_poll(addr: u64, nfds: u64, timeout: Timeout) -> SysResult {
     };
     drop(set);
     if outcome.is_ok() {
-        for (chunk, p) in raw.chunks_exact_mut(8).zip(&fds) {
+        for (chunk, p) in raw.as_chunks_mut::<8>().0.iter_mut().zip(&fds) {
             chunk.copy_from_slice(&p.to_bytes());
         }
         usercopy::copy_to_user(addr, &raw)?;

@@ -164,7 +164,8 @@ fn futexes() -> i32 {
     check(COUNTER.load(Ordering::Relaxed) == THREADS as u32 * ROUNDS, 14);
 
     // One sleeper, one wake: the wake says how many it woke.
-    let s = spawn_joinable(gate_sleeper, FUTEX_BITSET_MATCH_ANY as usize, STACK).unwrap_or_else(|_| tally_rt::fixture::fail(15));
+    let s = spawn_joinable(gate_sleeper, FUTEX_BITSET_MATCH_ANY as usize, STACK)
+        .unwrap_or_else(|_| tally_rt::fixture::fail(15));
     let _ = sys::sleep_ms(30);
     GATE.store(1, Ordering::Release);
     expect_ok(sys::futex_wake(&GATE, 1), 1, 15);

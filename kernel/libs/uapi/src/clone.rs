@@ -46,8 +46,14 @@ pub const CLONE_NEWNET: u64 = 0x4000_0000;
 pub const CLONE_IO: u64 = 0x8000_0000;
 
 /// The namespace flags: Tally has no namespaces.
-pub const CLONE_NEW_ANY: u64 =
-    CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME;
+pub const CLONE_NEW_ANY: u64 = CLONE_NEWNS
+    | CLONE_NEWCGROUP
+    | CLONE_NEWUTS
+    | CLONE_NEWIPC
+    | CLONE_NEWUSER
+    | CLONE_NEWPID
+    | CLONE_NEWNET
+    | CLONE_NEWTIME;
 
 /// What musl's `pthread_create` passes (`src/thread/pthread_create.c`).
 pub const MUSL_THREAD_FLAGS: u64 = CLONE_VM
