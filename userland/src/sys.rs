@@ -710,6 +710,16 @@ impl Mapping {
         unsafe { core::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
     }
 
+    /// `mprotect` over `[addr + offset, addr + offset + len)`, which must lie in this mapping:
+    /// those pages take `prot`. The whole mapping's protection is then `prot` if the range
+    /// covered all of it, else none that [`words`](Self::words) accepts (it panics).
+    pub fn protect(&mut self, offset: usize, len: usize, prot: usize) -> Result<usize, Errno> {
+        assert!(offset.checked_add(len).is_some_and(|e| e <= self.len), "protect: outside the mapping");
+        let r = call(SYS_MPROTECT, [self.addr + offset, len, prot, 0, 0, 0])?;
+        self.prot = if offset == 0 && len >= self.len { prot } else { 0 };
+        Ok(r)
+    }
+
     /// `MAP_FIXED` over `[addr + offset, addr + offset + len)`, which must lie in this mapping
     /// and start on a page: the kernel replaces those pages with fresh zero pages of the same
     /// protection. Returns the address the kernel answered.
@@ -832,6 +842,11 @@ pub mod probe {
         /// The program's first code byte: mapped, but read and execute only.
         pub fn code() -> BadPtr {
             BadPtr(crate::start::image_bounds().0)
+        }
+
+        /// An address one byte past `addr`: not page-aligned (for calls that refuse that).
+        pub const fn unaligned(addr: usize) -> BadPtr {
+            BadPtr(addr | 1)
         }
 
         /// The address itself.
@@ -1001,6 +1016,12 @@ pub mod probe {
     /// (the kernel refuses such a start), so nothing of this program's memory is at risk.
     pub fn clone_refused(flags: u64) -> Result<usize, Errno> {
         call(SYS_CLONE, [flags as usize, USER_END as usize, 0, 0, 0, 0])
+    }
+
+    /// `mprotect(addr, len, prot)` on an address the kernel must refuse (unaligned, or
+    /// unmapped): nothing of this program changes protection.
+    pub fn mprotect_refused(addr: BadPtr, len: usize, prot: usize) -> Result<usize, Errno> {
+        call(SYS_MPROTECT, [addr.0, len, prot, 0, 0, 0])
     }
 
     /// `poll(fds, nfds, timeout)` with raw numbers: the kernel writes `8 × nfds` bytes at

@@ -187,7 +187,9 @@ pub fn clear_child_tid(vm: &Arc<Vm>, addr: u64) {
                 true
             }
             FaultOutcome::Present => true,
-            FaultOutcome::Denied | FaultOutcome::OutOfMemory => false,
+            // Not allowed, no frame, or a page that would have to be read from a file (the
+            // exit runs with interrupts off and cannot wait for the disk): left alone.
+            _ => false,
         };
         hal::uaccess::copy_to_user(vm.space(), addr, &zero, &mut resolve).is_ok()
     };

@@ -127,6 +127,7 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_GETSOCKOPT] = arg!("getsockopt", netlink::getsockopt);
     t[SYS_MMAP] = arg!("mmap", mmap::mmap);
     t[SYS_MUNMAP] = arg!("munmap", mmap::munmap);
+    t[SYS_MPROTECT] = arg!("mprotect", mmap::mprotect);
     t[SYS_BRK] = arg!("brk", mmap::brk);
     t[SYS_SCHED_YIELD] = arg!("sched_yield", scheduling::sched_yield);
     t[SYS_NANOSLEEP] = arg!("nanosleep", scheduling::nanosleep);

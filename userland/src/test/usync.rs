@@ -15,7 +15,8 @@
 //! others sleep on it; joined through `CLONE_CHILD_CLEARTID` (13), the counter is exact
 //! (14). A thread sleeping in `FUTEX_WAIT` is woken by one `FUTEX_WAKE`, which says 1 (15);
 //! `FUTEX_WAKE_BITSET` wakes only the matching bitset (16). `msa(MSA_SELF)` shows
-//! FUTEX_SLEEP (17).
+//! FUTEX_SLEEP (17). `mprotect` makes part of a `PROT_NONE` mapping, then all of it, usable,
+//! and refuses an unaligned or unmapped range (18).
 //!
 //! `poll`: an empty pipe times out (1); the write end is writable (2); a thread's write
 //! 20 ms later ends a `poll` with no timeout (3); a negative fd is skipped and a closed one
@@ -36,11 +37,12 @@ use tally_rt::fixture::{check, expect_err, expect_ok, usage};
 use tally_rt::sys::{self, probe, probe::BadPtr};
 use tally_rt::thread::{spawn_joinable, Joinable};
 use tally_rt::uapi::clone::{CLONE_NEWPID, CLONE_SIGHAND, CLONE_THREAD, CLONE_VM};
-use tally_rt::uapi::errno::{EAGAIN, EFAULT, EINVAL, ENOSYS, ETIMEDOUT};
+use tally_rt::uapi::errno::{EAGAIN, EFAULT, EINVAL, ENOMEM, ENOSYS, ETIMEDOUT};
 use tally_rt::uapi::futex::*;
 use tally_rt::uapi::msa::{MSA_SELF, NR_MICROSTATES};
 use tally_rt::uapi::poll::*;
 use tally_rt::uapi::syscall::Timespec;
+use tally_rt::uapi::syscall::{PROT_READ, PROT_WRITE};
 
 tally_rt::entry!(main);
 
@@ -151,6 +153,18 @@ fn futexes() -> i32 {
     expect_err(sys::futex(&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, 1, Some(&word), 8), EAGAIN, 12);
     expect_err(sys::futex(&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, u32::MAX as usize, Some(&word), 7), EINVAL, 12);
     expect_ok(sys::futex(&word, FUTEX_REQUEUE_PRIVATE, 1, 1, Some(&word), 0), 0, 12);
+
+    // mprotect as musl's pthread_create uses it: a PROT_NONE reservation, made readable and
+    // writable above its guard page; then the whole of it; the errors.
+    let Ok(mut m) = sys::Mapping::new(3 * 4096, 0) else { return 18 };
+    expect_ok(m.protect(4096, 2 * 4096, PROT_READ | PROT_WRITE), 0, 18);
+    expect_ok(m.protect(0, 3 * 4096, PROT_READ | PROT_WRITE), 0, 18);
+    m.words()[0].store(5, Ordering::Relaxed);
+    check(m.load(0) == 5, 18);
+    expect_err(m.protect(0, 4096, 0), EINVAL, 18); // PROT_NONE over a touched page: Tally's limit
+    expect_err(probe::mprotect_refused(BadPtr::unaligned(m.addr()), 4096, PROT_READ), EINVAL, 18);
+    expect_err(probe::mprotect_refused(BadPtr::UNMAPPED, 4096, PROT_READ), ENOMEM, 18);
+    drop(m);
 
     // Contention: THREADS threads, one lock.
     let mut threads: [Option<Joinable>; THREADS] = Default::default();

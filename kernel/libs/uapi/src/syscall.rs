@@ -156,6 +156,8 @@ pub const SYS_POLL: usize = 7;
 /// `lseek(fd, offset, whence)` on a file of `/var` (`ESPIPE` elsewhere).
 pub const SYS_LSEEK: usize = 8;
 pub const SYS_MMAP: usize = 9;
+/// `mprotect(addr, len, prot)`: for `mmap`'s regions (see `kernel/src/syscall/mmap.rs`).
+pub const SYS_MPROTECT: usize = 10;
 pub const SYS_MUNMAP: usize = 11;
 pub const SYS_BRK: usize = 12;
 /// `rt_sigaction(sig, act, oldact, sigsetsize)`: only `SIG_DFL`/`SIG_IGN` (see
