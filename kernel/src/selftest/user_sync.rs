@@ -77,6 +77,30 @@ pub fn futex() -> Result<(), &'static str> {
     both_invariants("user_futex")
 }
 
+/// `exit_group` while one thread sleeps in a futex and one in `poll`, neither with a
+/// timeout: the kill ends both sleeps (FUTEX_SLEEP and POLL_SLEEP are interruptible), the
+/// process ends with the main thread's status, and no futex sleeper is left queued.
+pub fn exit_group() -> Result<(), &'static str> {
+    frames_unchanged("user_sync_kill", || {
+        let r = run("user_sync_kill", "exit_group", 3)?;
+        let (futex, poll) = (t(&r.totals.msa, MicroState::FutexSleep), t(&r.totals.msa, MicroState::PollSleep));
+        println!(
+            "user_sync_kill: FUTEX_SLEEP {} us, POLL_SLEEP {} us; futex sleepers left: {}",
+            us(futex),
+            us(poll),
+            proc::futex::sleepers()
+        );
+        if tally_microstate::ACCOUNTING_ENABLED && (futex == 0 || poll == 0) {
+            return Err("the threads did not sleep in the futex and in poll");
+        }
+        if proc::futex::sleepers() != 0 {
+            return Err("a killed futex sleeper was left queued");
+        }
+        Ok(())
+    })?;
+    both_invariants("user_sync_kill")
+}
+
 /// poll and ppoll on pipes, a bus socket, a directory and the console's output; POLL_SLEEP.
 pub fn poll() -> Result<(), &'static str> {
     frames_unchanged("user_poll", || {

@@ -25,6 +25,10 @@
 //! errors (7); bad arrays (8); a bus socket is readable once a reply is queued (9); a
 //! ramdisk directory and the console's output are always ready (10). POLL_SLEEP (11).
 //!
+//! `exit_group`: one thread sleeps in `FUTEX_WAIT` and one in `poll` on an empty pipe, both
+//! without a timeout; the main thread calls `exit_group(0)` 30 ms later: the kernel must end
+//! both sleeps (the process ends with status 0, and the test sees every thread exit).
+//!
 //! `console`: with echo off, `poll(0)` says nothing is typed (1), then sleeps until the
 //! test types a line (2), which `read` returns (3).
 #![no_std]
@@ -58,7 +62,8 @@ fn main() -> i32 {
         Some("futex") => futexes(),
         Some("poll") => polls(),
         Some("console") => console(),
-        _ => usage("futex | poll | console"),
+        Some("exit_group") => exit_group(),
+        _ => usage("futex | poll | console | exit_group"),
     }
 }
 
@@ -311,4 +316,31 @@ fn console() -> i32 {
     let _ = sys::tcsetattr(0, sys::When::Now, &saved);
     check(n == Ok(3) && &line[..3] == b"hi\n", 3);
     0
+}
+
+// ---- exit_group while threads sleep in futex and poll --------------------------------------
+
+static NEVER: AtomicU32 = AtomicU32::new(0);
+static EMPTY_PIPE: AtomicU32 = AtomicU32::new(0);
+
+extern "C" fn futex_forever(_: usize) -> ! {
+    loop {
+        let _ = sys::futex_wait(&NEVER, 0, None);
+    }
+}
+
+extern "C" fn poll_forever(_: usize) -> ! {
+    let mut f = [pfd(EMPTY_PIPE.load(Ordering::Acquire) as i32, POLLIN)];
+    loop {
+        let _ = sys::poll(&mut f, -1);
+    }
+}
+
+fn exit_group() -> i32 {
+    let Ok((r, _w)) = sys::pipe() else { return 1 };
+    EMPTY_PIPE.store(r as u32, Ordering::Release);
+    check(spawn_joinable(futex_forever, 0, STACK).is_ok(), 1);
+    check(spawn_joinable(poll_forever, 0, STACK).is_ok(), 1);
+    let _ = sys::sleep_ms(30);
+    sys::exit_group(0)
 }
