@@ -785,6 +785,16 @@ impl Mapping {
         unsafe { core::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
     }
 
+    /// `mprotect` over `[addr + offset, addr + offset + len)`, which must lie in this mapping:
+    /// those pages take `prot`. The whole mapping's protection is then `prot` if the range
+    /// covered all of it, else none that [`words`](Self::words) accepts (it panics).
+    pub fn protect(&mut self, offset: usize, len: usize, prot: usize) -> Result<usize, Errno> {
+        assert!(offset.checked_add(len).is_some_and(|e| e <= self.len), "protect: outside the mapping");
+        let r = call(SYS_MPROTECT, [self.addr + offset, len, prot, 0, 0, 0])?;
+        self.prot = if offset == 0 && len >= self.len { prot } else { 0 };
+        Ok(r)
+    }
+
     /// `MAP_FIXED` over `[addr + offset, addr + offset + len)`, which must lie in this mapping
     /// and start on a page: the kernel replaces those pages with fresh zero pages of the same
     /// protection. Returns the address the kernel answered.
@@ -907,6 +917,11 @@ pub mod probe {
         /// The program's first code byte: mapped, but read and execute only.
         pub fn code() -> BadPtr {
             BadPtr(crate::start::image_bounds().0)
+        }
+
+        /// An address one byte past `addr`: not page-aligned (for calls that refuse that).
+        pub const fn unaligned(addr: usize) -> BadPtr {
+            BadPtr(addr | 1)
         }
 
         /// The address itself.
@@ -1070,6 +1085,49 @@ pub mod probe {
     ) -> Result<usize, Errno> {
         call(SYS_THREAD_CREATE, [entry as usize, stack_top.0, arg, 0, 0, 0])
     }
+
+    /// `futex(uaddr, op, val, timeout, uaddr2, val3)` with any address: a futex call only
+    /// reads user memory (the word, the timeout), so a bad address can only be refused.
+    pub fn futex(uaddr: usize, op: u32, val: u32, timeout: usize, uaddr2: usize, val3: u32) -> Result<usize, Errno> {
+        call(SYS_FUTEX, [uaddr, op as usize, val as usize, timeout, uaddr2, val3 as usize])
+    }
+
+    /// `clone(flags, stack, 0, 0, 0)` with flags the kernel must refuse (`EINVAL`). Had it
+    /// taken them, the child would start on a non-canonical stack and never run user code
+    /// (the kernel refuses such a start), so nothing of this program's memory is at risk.
+    pub fn clone_refused(flags: u64) -> Result<usize, Errno> {
+        call(SYS_CLONE, [flags as usize, USER_END as usize, 0, 0, 0, 0])
+    }
+
+    /// `mprotect(addr, len, prot)` on an address the kernel must refuse (unaligned, or
+    /// unmapped): nothing of this program changes protection.
+    pub fn mprotect_refused(addr: BadPtr, len: usize, prot: usize) -> Result<usize, Errno> {
+        call(SYS_MPROTECT, [addr.0, len, prot, 0, 0, 0])
+    }
+
+    /// `poll(fds, nfds, timeout)` with raw numbers: the kernel writes `8 × nfds` bytes at
+    /// `fds` only after reading them all, so a bad `fds` is refused (`EFAULT`) or, with a
+    /// true array, `nfds` above its length must be refused first (`EINVAL`, above 1024).
+    pub fn poll(fds: BadPtr, nfds: usize, timeout: i32) -> Result<usize, Errno> {
+        call(SYS_POLL, [fds.0, nfds, timeout as isize as usize, 0, 0, 0])
+    }
+
+    /// `poll` on a true array with an `nfds` the kernel must refuse (above 1024: `EINVAL`).
+    pub fn poll_too_many(fds: &mut [tally_uapi::poll::PollFd], nfds: usize) -> Result<usize, Errno> {
+        assert!(nfds > 1024, "probe::poll_too_many: the kernel would write beyond the array");
+        call(SYS_POLL, [fds.as_mut_ptr() as usize, nfds, 0, 0, 0, 0])
+    }
+
+    /// `ppoll(fds, nfds, tmo, sigmask, sigsetsize)` with raw pointers for the timeout and the
+    /// mask (read only), on a true array.
+    pub fn ppoll(
+        fds: &mut [tally_uapi::poll::PollFd],
+        tmo: usize,
+        sigmask: usize,
+        sigsetsize: usize,
+    ) -> Result<usize, Errno> {
+        call(SYS_PPOLL, [fds.as_mut_ptr() as usize, fds.len(), tmo, sigmask, sigsetsize, 0])
+    }
 }
 
 // ---- job control (process groups, sessions, the console's foreground group) ------------
@@ -1146,4 +1204,105 @@ pub fn spawn_attr(path: &str, argv: &[&str], flags: usize, pgroup: usize) -> Res
     }
     let args: Vec<SpawnArg> = argv.iter().map(|a| SpawnArg { addr: a.as_ptr() as u64, len: a.len() as u64 }).collect();
     call(SYS_SPAWN, [path.as_ptr() as usize, path.len(), args.as_ptr() as usize, args.len(), flags, pgroup])
+}
+
+// ---- threads as Linux makes them: clone, futexes; poll ----------------------------------
+
+/// `clone(flags, stack, parent_tid, child_tid, tls)` starting `entry(arg)` on `stack` in the
+/// child, as musl's `__clone` does: `entry` and `arg` are stored at the top of the child's
+/// stack, and the child pops them after the `syscall` and calls `entry` with a clean frame.
+/// Returns the child's tid (the child never returns from here).
+///
+/// # Safety
+/// `stack` is the top of memory the child owns for good (at least 32 bytes below it);
+/// `parent_tid`/`child_tid` must stay valid for as long as the kernel may write them (the
+/// child's exit, with `CLONE_CHILD_CLEARTID`); `entry` must end the thread with `exit`.
+/// With `CLONE_VM` the child shares this program's memory and runs concurrently with it.
+pub unsafe fn clone(
+    flags: u64,
+    stack: usize,
+    parent_tid: usize,
+    child_tid: usize,
+    tls: usize,
+    entry: extern "C" fn(usize) -> !,
+    arg: usize,
+) -> Result<usize, Errno> {
+    let sp = (stack & !15) - 16;
+    // SAFETY: the caller gives the child `stack`; the two words below its top are the
+    // child's to pop.
+    unsafe {
+        core::ptr::write(sp as *mut usize, entry as usize);
+        core::ptr::write((sp + 8) as *mut usize, arg);
+    }
+    let ret: isize;
+    // SAFETY: the caller's contract. In the parent the asm is one `syscall`; the child
+    // leaves it through `call` and never comes back (entry is `-> !`; `ud2` if it did).
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "pop rax",
+            "pop rdi",
+            "xor ebp, ebp",
+            "call rax",
+            "ud2",
+            "2:",
+            inlateout("rax") SYS_CLONE as isize => ret,
+            in("rdi") flags, in("rsi") sp, in("rdx") parent_tid,
+            in("r10") child_tid, in("r8") tls,
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack),
+        );
+    }
+    decode(ret)
+}
+
+/// `futex(uaddr, FUTEX_WAIT_PRIVATE, val, timeout)`: sleep while `*word == val`, until a
+/// wake (Ok), `timeout` (`ETIMEDOUT`); `EAGAIN` if the word holds another value.
+pub fn futex_wait(word: &core::sync::atomic::AtomicU32, val: u32, timeout: Option<&Timespec>) -> Result<usize, Errno> {
+    let t = timeout.map_or(0, |t| t as *const Timespec as usize);
+    call(SYS_FUTEX, [word.as_ptr() as usize, tally_uapi::futex::FUTEX_WAIT_PRIVATE as usize, val as usize, t, 0, 0])
+}
+
+/// `futex(uaddr, FUTEX_WAKE_PRIVATE, n)`: wake up to `n` sleepers on `word`; how many.
+pub fn futex_wake(word: &core::sync::atomic::AtomicU32, n: u32) -> Result<usize, Errno> {
+    call(SYS_FUTEX, [word.as_ptr() as usize, tally_uapi::futex::FUTEX_WAKE_PRIVATE as usize, n as usize, 0, 0, 0])
+}
+
+/// `futex` with any operation on `word` (the kernel only reads user memory for a futex).
+pub fn futex(
+    word: &core::sync::atomic::AtomicU32,
+    op: u32,
+    val: u32,
+    timeout_or_val2: usize,
+    word2: Option<&core::sync::atomic::AtomicU32>,
+    val3: u32,
+) -> Result<usize, Errno> {
+    let w2 = word2.map_or(0, |w| w.as_ptr() as usize);
+    call(SYS_FUTEX, [word.as_ptr() as usize, op as usize, val as usize, timeout_or_val2, w2, val3 as usize])
+}
+
+/// `poll(fds, nfds, timeout_ms)`: how many entries have events (in their `revents`).
+pub fn poll(fds: &mut [tally_uapi::poll::PollFd], timeout_ms: i32) -> Result<usize, Errno> {
+    call(SYS_POLL, [fds.as_mut_ptr() as usize, fds.len(), timeout_ms as isize as usize, 0, 0, 0])
+}
+
+/// `ppoll(fds, nfds, timeout, sigmask, 8)`: `timeout` `None` waits for ever; the time left
+/// is written back into it.
+pub fn ppoll(
+    fds: &mut [tally_uapi::poll::PollFd],
+    timeout: Option<&mut Timespec>,
+    sigmask: Option<&u64>,
+) -> Result<usize, Errno> {
+    let t = timeout.map_or(0, |t| t as *mut Timespec as usize);
+    let m = sigmask.map_or(0, |m| m as *const u64 as usize);
+    call(SYS_PPOLL, [fds.as_mut_ptr() as usize, fds.len(), t, m, 8, 0])
+}
+
+/// `arch_prctl(ARCH_GET_FS, &out)`: the calling thread's FS base (its TLS pointer).
+pub fn fs_base() -> Result<u64, Errno> {
+    let mut v = 0u64;
+    call(SYS_ARCH_PRCTL, [ARCH_GET_FS as usize, &mut v as *mut u64 as usize, 0, 0, 0, 0])?;
+    Ok(v)
 }

@@ -33,6 +33,8 @@ pub const SIDEWAYS: &[(&str, &str)] = &[
     ("file", "bus"),
     // A descriptor may be a file on /var.
     ("file", "fs"),
+    // A descriptor may be the console (poll asks the tty whether a read would wait).
+    ("file", "drivers"),
     // The file system's owner thread reads and writes the accounting disk.
     ("fs", "drivers"),
     // The readers of the accounting read the task table.

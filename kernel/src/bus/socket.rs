@@ -10,6 +10,7 @@ use tally_uapi::errno::{EAGAIN, EINTR};
 
 use super::{with_bus, State, READERS};
 use crate::sched;
+use crate::sync::WaitSet;
 
 /// A bus socket: one open file description (`crate::file::OpenFile::Socket`).
 pub struct Socket {
@@ -89,6 +90,18 @@ impl Socket {
     /// copied out, for the next reply to be written into (`Bus::recycle`).
     pub fn recycle(&self, datagram: Vec<u8>) {
         with_bus(|s| s.bus.recycle(datagram));
+    }
+
+    /// `poll` on the socket: POLLIN when `recv` would not wait (a datagram, or `ENOBUFS`
+    /// to report), POLLOUT always (a send never waits: the bus answers at once and drops
+    /// what a full receive buffer cannot take). The readers' queue, which every delivery
+    /// wakes, joins `set`.
+    pub fn poll_ready(&self, set: &mut WaitSet<'_>) -> i16 {
+        use tally_uapi::poll::{POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
+        let data = with_bus(|s| s.bus.has_data(self.id));
+        set.add(&READERS);
+        let input = if data { POLLIN | POLLRDNORM } else { 0 };
+        input | POLLOUT | POLLWRNORM
     }
 
     pub fn set_rcvbuf(&self, bytes: u32) -> Result<(), i32> {

@@ -50,7 +50,7 @@ use tally_uapi::errno::EINTR;
 use tally_uapi::tty::{Termios, Winsize};
 
 use crate::base::config::CONSOLE_INPUT_SIZE as RING_SIZE;
-use crate::sync::WaitQueue;
+use crate::sync::{WaitQueue, WaitSet};
 
 /// The IRQ line of COM1.
 pub const IRQ_LINE: u8 = 4;
@@ -267,27 +267,40 @@ pub fn read(buf: &mut [u8], epoch: u64) -> Result<Option<usize>, i32> {
         }
         let mut guard = TTY.lock();
         let tty = &mut *guard;
-        if tty.ld.wants_input(buf.len()) && !tty.raw.is_empty() {
-            tty.ld.set_start_column(hal::serial::column());
-        }
-        while tty.ld.wants_input(buf.len()) {
-            let Some(b) = tty.raw.pop_front() else { break };
-            // A signal character reaches here only if ISIG was turned on after it arrived.
-            if let Some(s) = tty.ld.receive(b, &mut Echo) {
-                if s.flush {
-                    discard_raw(tty, s.discarded);
-                }
-                if nsigs < MAX_SIGNALS {
-                    sigs[nsigs] = s.sig;
-                    nsigs += 1;
-                }
-            }
-        }
-        DROPPED.store(tty.ld.dropped(), Ordering::Relaxed);
-        unthrottle(tty);
+        cook(tty, buf.len(), &mut sigs, &mut nsigs);
         tty.ld.read(buf).map(Some)
     });
-    for &sig in &sigs[..nsigs] {
+    after_cooking(&sigs[..nsigs]);
+    got.ok_or(EINTR)
+}
+
+/// Feed the line discipline from RAW until it has what a reader of `want` bytes needs (the
+/// edits and echo happen now); signal characters found are kept in `sigs` for the caller
+/// to send once the lock is released.
+fn cook(tty: &mut Tty, want: usize, sigs: &mut [u8; MAX_SIGNALS], nsigs: &mut usize) {
+    if tty.ld.wants_input(want) && !tty.raw.is_empty() {
+        tty.ld.set_start_column(hal::serial::column());
+    }
+    while tty.ld.wants_input(want) {
+        let Some(b) = tty.raw.pop_front() else { break };
+        // A signal character reaches here only if ISIG was turned on after it arrived.
+        if let Some(s) = tty.ld.receive(b, &mut Echo) {
+            if s.flush {
+                discard_raw(tty, s.discarded);
+            }
+            if *nsigs < MAX_SIGNALS {
+                sigs[*nsigs] = s.sig;
+                *nsigs += 1;
+            }
+        }
+    }
+    DROPPED.store(tty.ld.dropped(), Ordering::Relaxed);
+    unthrottle(tty);
+}
+
+/// With the lock released: send the signals cooking found, report a refused line once.
+fn after_cooking(sigs: &[u8]) {
+    for &sig in sigs {
         signal_foreground(sig);
     }
     if DROPPED.load(Ordering::Relaxed) > 0 && !REPORTED.swap(true, Ordering::Relaxed) {
@@ -296,7 +309,29 @@ pub fn read(buf: &mut [u8], epoch: u64) -> Result<Option<usize>, i32> {
             LINE_SIZE - 1
         );
     }
-    got.ok_or(EINTR)
+}
+
+/// `poll` on the console: POLLIN once a read would not wait — a completed line (or end of
+/// input) in canonical mode, `VMIN` bytes (at least one) in raw mode, as Linux's n_tty
+/// answers — and POLLOUT always (output is synchronous). Bytes typed ahead are cooked now,
+/// as a read would cook them, so a line already in RAW counts. Adds the readers' queue to
+/// `set`: every byte that arrives, every change of settings wakes it. Call with
+/// interrupts off (the caller's critical section spans the check and the sleep).
+pub fn poll_ready(set: &mut WaitSet<'_>) -> i16 {
+    use tally_uapi::poll::{POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
+    let mut sigs = [0u8; MAX_SIGNALS];
+    let mut nsigs = 0;
+    let readable = {
+        let mut guard = TTY.lock();
+        let tty = &mut *guard;
+        let want = tty.ld.poll_threshold();
+        cook(tty, want, &mut sigs, &mut nsigs);
+        tty.ld.readable()
+    };
+    after_cooking(&sigs[..nsigs]);
+    set.add(&READERS);
+    let input = if readable { POLLIN | POLLRDNORM } else { 0 };
+    input | POLLOUT | POLLWRNORM
 }
 
 /// The console's terminal settings (`TCGETS`).

@@ -25,10 +25,13 @@
 //! thread exits ([`FileTable::close_all`], called outside the table's lock because closing a
 //! pipe end wakes its peers and closing a socket takes the bus lock).
 //!
-//! See `docs/user-mode.md` (descriptors from user space) and `docs/architecture.md`.
+//! What each kind is ready for, for `poll`: `readiness.rs` (`OpenFile::poll_ready`).
+//!
+//! See `docs/user-mode.md` (descriptors from user space; poll) and `docs/architecture.md`.
 
 pub mod pipe;
 pub mod ram_file;
+mod readiness;
 mod table;
 
 pub use ram_file::RamFile;

@@ -19,6 +19,12 @@
 //! write writes what fits (a write of at most `PIPE_BUF_SIZE` bytes: all or nothing) and fails
 //! with `EAGAIN` if that is nothing, as on Linux.
 //!
+//! **poll**: the read end is ready (POLLIN) when bytes wait and hung up (POLLHUP) when no
+//! writer is left; the write end is ready (POLLOUT) while there is room and in error
+//! (POLLERR) when no reader is left, as Linux's `pipe_poll` (`Reader::poll_ready`,
+//! `Writer::poll_ready`). A write of more than the room left may still wait for the rest,
+//! as on Linux.
+//!
 //! The ends count themselves: a `Reader`/`Writer` is one open file description, shared by
 //! every descriptor that refers to it, and dropping the last reference to one closes that
 //! end (its `Drop` wakes the other side so it can see end-of-file or `EPIPE`).
@@ -29,7 +35,9 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use spin::Mutex;
 use tally_uapi::errno::{EAGAIN, EFAULT, EINTR, EPIPE};
 
-use crate::sync::WaitQueue;
+use tally_uapi::poll::{POLLERR, POLLHUP, POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
+
+use crate::sync::{WaitQueue, WaitSet};
 
 pub use crate::base::config::PIPE_BUF_SIZE;
 
@@ -217,6 +225,45 @@ impl Writer {
             }
         }
         Ok(done)
+    }
+}
+
+impl Reader {
+    /// `poll` on the read end: POLLIN when bytes wait, POLLHUP once no writer is left (as
+    /// Linux's `pipe_poll`); the readers' queue joins `set`. Interrupts off (the caller's
+    /// critical section spans the check and the sleep).
+    pub fn poll_ready<'a>(&'a self, set: &mut WaitSet<'a>) -> i16 {
+        let p = &self.0;
+        let (len, writers) = {
+            let s = p.state.lock();
+            (s.len, s.writers)
+        };
+        set.add(&p.readable);
+        let data = if len > 0 { POLLIN | POLLRDNORM } else { 0 };
+        let hup = if writers == 0 { POLLHUP } else { 0 };
+        data | hup
+    }
+}
+
+impl Writer {
+    /// `poll` on the write end: POLLOUT while there is room, POLLERR once no reader is left
+    /// (Linux's `pipe_poll`); the writers' queue joins `set`. A full pipe also sets
+    /// `writer_waits`, in this critical section, so the reader that makes room wakes the
+    /// poller as it would a sleeping writer.
+    pub fn poll_ready<'a>(&'a self, set: &mut WaitSet<'a>) -> i16 {
+        let p = &self.0;
+        let (room, readers) = {
+            let mut s = p.state.lock();
+            let room = s.len < PIPE_BUF_SIZE;
+            if !room {
+                s.writer_waits = true;
+            }
+            (room, s.readers)
+        };
+        set.add(&p.writable);
+        let out = if room { POLLOUT | POLLWRNORM } else { 0 };
+        let err = if readers == 0 { POLLERR } else { 0 };
+        out | err
     }
 }
 

@@ -8,16 +8,19 @@
 //!
 //! 1. [`decide`], under the table's lock: the status (an `exit_group` already under way
 //!    wins), whether this is the process's last thread, its memory map and descriptors;
-//! 2. [`let_go_of_resources`], with no lock held: the last thread closes the process's
+//! 2. with no lock held, a thread that has a clear-child-tid address (`set_tid_address`,
+//!    `CLONE_CHILD_CLEARTID`) gets 0 written there and one futex waiter woken (`futex.rs`):
+//!    `pthread_join`'s wake-up;
+//! 3. [`let_go_of_resources`], with no lock held: the last thread closes the process's
 //!    descriptors (closing a pipe end wakes its peers, closing a socket takes the bus's
 //!    lock) and frees its memory (Linux's `exit_mm`: a zombie holds no user pages), and the
 //!    memory numbers are read once;
-//! 3. [`leave_table`], under the table's lock: the thread's clocks, delays and counters are
+//! 4. [`leave_table`], under the table's lock: the thread's clocks, delays and counters are
 //!    read at one TSC value and become its process's totals (`tally_tasktable`'s exit); the
 //!    parent is woken and counts a SIGCHLD; an [`ExitEvent`] is built from those very numbers
 //!    if an observer listens;
-//! 4. the observers hear of it (`notify.rs`), with no lock held;
-//! 5. the scheduler switches away for good (`sched::exit_current`), releasing the thread if
+//! 5. the observers hear of it (`notify.rs`), with no lock held;
+//! 6. the scheduler switches away for good (`sched::exit_current`), releasing the thread if
 //!    nobody will reap it.
 //!
 //! Interrupts stay off from step 1 to the switch: no other task runs in between, so what is
@@ -154,6 +157,11 @@ fn exit_with(status: ExitStatus, group: bool) -> ! {
             drop(plan);
             init_ended(status);
         }
+        if let Some(vm) = &plan.vm {
+            // `set_tid_address`/`CLONE_CHILD_CLEARTID`: 0 at the address, one futex waiter
+            // woken (`pthread_join`), while the memory is still there (Linux's `mm_release`).
+            super::futex::clear_child_tid(vm, super::user::clear_child_tid(sched::current()));
+        }
         let listening = notify::listening();
         let (status, last) = (plan.status, plan.last);
         let (mem, record_mem) = let_go_of_resources(plan, listening);
@@ -190,7 +198,7 @@ fn decide(status: ExitStatus, group: bool) -> Plan {
     })
 }
 
-/// Step 2: the last thread closes the descriptors and frees the memory. Returns the memory
+/// Step 3: the last thread closes the descriptors and frees the memory. Returns the memory
 /// numbers the process's totals receive (the final ones from the last thread, none from
 /// the others, which would count the process's memory twice), and those the thread's exit
 /// record shows when an observer `listening` (a thread that is not the last: its process's
@@ -214,7 +222,7 @@ fn let_go_of_resources(plan: Plan, listening: bool) -> (MemUsage, MemUsage) {
     (mem, record_mem)
 }
 
-/// Step 3: the thread leaves the table; its numbers go to its process's totals and, if an
+/// Step 4: the thread leaves the table; its numbers go to its process's totals and, if an
 /// observer listens, into the exit event, taken from the very same reading. Returns the
 /// event and the tasks the table released (the thread itself, unless it is a leader that
 /// stays a zombie).

@@ -38,6 +38,7 @@ mod create;
 mod exec;
 mod exit;
 pub mod fork;
+pub mod futex;
 mod ids;
 mod job_control;
 mod job_stop;
@@ -70,12 +71,12 @@ pub use notify::{register_exit_observer, register_spawn_observer, ExitEvent, Exi
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used, use_privilege};
 pub use reap::{wait, wait_child, WaitOptions, WaitResult, Waited};
 pub use signal::{kill, raise};
-pub use threads::create_thread;
+pub use threads::{clone_thread, create_thread};
 #[allow(unused_imports, reason = "used by fork, clone and the thread exit path (issue #17)")]
 pub use user::{clear_child_tid, UserStart};
 pub use user::{
-    current_file, current_files, current_vm, exec_user, set_clear_child_tid, spawn_user, user_page_fault, user_page_in,
-    UserFault,
+    current_file, current_files, current_vm, exec_user, set_clear_child_tid, set_clear_child_tid_of, spawn_user,
+    user_page_fault, user_page_in, UserFault,
 };
 
 use alloc::collections::{BTreeMap, VecDeque};

@@ -16,7 +16,14 @@
 //!   alignment the System V ABI promises at a function's entry; returning from `entry`
 //!   jumps to 0 and kills the process with SIGSEGV — a thread ends with `exit`.
 //!
-//! How threads end, and how `exit_group` stops the others, is in `exit.rs`. A process
+//! Linux's own way in is `clone(CLONE_VM | CLONE_THREAD | ...)` ([`clone_thread`], called
+//! by `syscall/clone.rs`): the new thread starts from the caller's registers (its `rax` 0,
+//! its stack and FS base as `clone` says) instead of at an entry point; `thread_create` is
+//! the same creation with a register set built from (entry, stack, arg).
+//!
+//! How threads end, and how `exit_group` stops the others, is in `exit.rs`; a thread with a
+//! clear-child-tid address gets it zeroed and one futex waiter woken (`futex.rs`), which
+//! is how `pthread_join` waits. A process
 //! that is already being killed gets no new threads (`EINTR`, as Linux's `copy_process`
 //! refuses with a fatal signal pending).
 
@@ -41,6 +48,24 @@ pub fn create_thread(
     if !(USER_MIN_ADDR..USER_END).contains(&entry) || !(USER_MIN_ADDR + 8..=USER_END).contains(&stack_top) {
         return Err(EINVAL);
     }
+    let rsp = stack_top - 8;
+    write_return_address(rsp)?;
+    new_thread(UserStart::at(entry, rsp, arg), 0, |_| {})
+}
+
+/// `clone(CLONE_THREAD | ...)`: a thread of the caller's process starting from `start`
+/// (the caller's registers with `rax = 0`, its stack and FS base as `clone` asked), whose
+/// tid is cleared and futex woken at `clear_child_tid` when it exits (0: nowhere).
+/// `before_it_runs(tid)` runs once the thread exists and before it can run — with
+/// interrupts off, so it must not sleep: `clone` writes the tid words there
+/// (`CLONE_PARENT_SETTID`, `CLONE_CHILD_SETTID`), so a thread library finds its new
+/// thread's tid in place before either thread goes on.
+pub fn clone_thread(start: UserStart, clear_child_tid: u64, before_it_runs: impl FnOnce(i32)) -> Result<i32, i32> {
+    new_thread(start, clear_child_tid, before_it_runs)
+}
+
+/// The part `thread_create` and `clone` share: the limits, then the task.
+fn new_thread(start: UserStart, clear_child_tid: u64, before_it_runs: impl FnOnce(i32)) -> Result<i32, i32> {
     let (vm, name) = super::with(|p| {
         let cur = sched::current();
         if sched::killed(slot_of(cur)) {
@@ -54,10 +79,17 @@ pub fn create_thread(
         Ok((vm, *t.comm()))
     })?;
     let params = sched::inherited_params();
-    let rsp = stack_top - 8;
-    write_return_address(rsp)?;
     let name = core::str::from_utf8(&name).unwrap_or("").trim_end_matches('\0');
-    start_user_task(name, params, vm, UserStart::at(entry, rsp, arg), (CreateKind::Thread, SpawnAttr::NONE), false)
+    // Interrupts off from the creation to the tid words: the new thread cannot be switched
+    // to before they are written (a preemption needs an interrupt).
+    hal::cpu::without_interrupts(|| {
+        let tid = start_user_task(name, params, vm, start, (CreateKind::Thread, SpawnAttr::NONE), false)?;
+        if clear_child_tid != 0 {
+            super::user::set_clear_child_tid_of(tid, clear_child_tid);
+        }
+        before_it_runs(tid);
+        Ok(tid)
+    })
 }
 
 /// `execve` in a process with several threads (Linux's `de_thread`): every other thread is

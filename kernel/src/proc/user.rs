@@ -256,8 +256,17 @@ pub fn set_clear_child_tid(ptr: u64) {
     })
 }
 
+/// `clone`'s `CLONE_CHILD_CLEARTID` for the new thread `tid` (before it runs).
+pub fn set_clear_child_tid_of(tid: i32, ptr: u64) {
+    super::with(|p| {
+        let key = p.table.lookup(tid);
+        if let Some(u) = key.and_then(|k| p.table.get_mut(k)).ok().and_then(|t| t.payload_mut().user.as_mut()) {
+            u.clear_child_tid = ptr;
+        }
+    })
+}
+
 /// Where task `key`'s tid is cleared at its exit (0: nowhere, or no such user task).
-#[allow(dead_code, reason = "the thread exit path acts on it with futexes (issue #17)")]
 pub fn clear_child_tid(key: tally_tasktable::TaskKey) -> u64 {
     super::with(|p| p.table.get(key).ok().and_then(|t| t.payload().user.as_ref()).map_or(0, |u| u.clear_child_tid))
 }

@@ -21,7 +21,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use spin::Mutex;
-use tally_uapi::errno::{EEXIST, EINVAL, ENOMEM};
+use tally_uapi::errno::{EACCES, EEXIST, EINVAL, ENOMEM};
 
 use tally_memacct::{MemAcct, MemUsage};
 
@@ -672,6 +672,78 @@ impl Vm {
             }
             unmap_anon(&self.space, m, addr, end);
             m.account(cpu);
+            Ok(())
+        })
+    }
+}
+
+impl Vm {
+    /// `mprotect(addr, len, prot)` (`none`: `PROT_NONE`): the regions of `[addr, addr + len)`
+    /// (rounded up to pages) take the new protection — split where the range begins or ends
+    /// inside one — and the pages already mapped there are remapped with it. As Linux:
+    /// `addr` not page-aligned is `EINVAL`, a range not wholly mapped `ENOMEM`, `len` 0 does
+    /// nothing. Tally's limits: only `mmap`'s regions change (`EACCES` for the image, the
+    /// heap and the stack, whose protection is the loader's and `brk`'s business), and
+    /// `PROT_NONE` only over pages never touched (`EINVAL` otherwise: the page tables have no
+    /// present-but-inaccessible user page). What musl's `pthread_create` does — a
+    /// `PROT_NONE` reservation made readable and writable above its guard page — is served.
+    pub fn mprotect(&self, addr: u64, len: u64, prot: Prot, none: bool) -> Result<(), i32> {
+        if !addr.is_multiple_of(PAGE_SIZE) {
+            return Err(EINVAL);
+        }
+        let end = addr.checked_add(len).and_then(page_up).ok_or(ENOMEM)?;
+        if len == 0 {
+            return Ok(());
+        }
+        if end > USER_END {
+            return Err(ENOMEM);
+        }
+        self.with_map(|m| {
+            let mut parts: Vec<&Vma> = m.vmas.iter().filter(|v| v.overlaps(addr, end)).collect();
+            parts.sort_unstable_by_key(|v| v.start);
+            let mut at = addr;
+            for v in &parts {
+                if v.start > at {
+                    return Err(ENOMEM);
+                }
+                at = v.end;
+            }
+            if at < end {
+                return Err(ENOMEM);
+            }
+            if parts.iter().any(|v| v.kind != VmaKind::Anon) {
+                return Err(EACCES);
+            }
+            if none && (addr..end).step_by(PAGE_SIZE as usize).any(|p| self.space.translate(p).is_some()) {
+                return Err(EINVAL);
+            }
+            if m.vmas.len() + 2 > MAX_REGIONS {
+                return Err(ENOMEM); // the two splits need room
+            }
+            let mut kept = Vec::with_capacity(m.vmas.len() + 2);
+            for v in m.vmas.drain(..) {
+                if !v.overlaps(addr, end) {
+                    kept.push(v);
+                    continue;
+                }
+                let (lo, hi) = (v.start.max(addr), v.end.min(end));
+                if v.start < lo {
+                    kept.push(Vma { end: lo, ..v });
+                }
+                kept.push(Vma { start: lo, end: hi, prot, accessible: !none, ..v });
+                if hi < v.end {
+                    kept.push(Vma { start: hi, ..v });
+                }
+                if !none {
+                    for page in (lo..hi).step_by(PAGE_SIZE as usize) {
+                        // False where nothing is mapped yet: the first touch maps it with
+                        // the region's new protection.
+                        self.space.protect(page, prot);
+                    }
+                }
+            }
+            kept.sort_unstable_by_key(|v| v.start);
+            m.vmas = kept;
             Ok(())
         })
     }

@@ -8,7 +8,7 @@
 //! `proc/exit.rs` instead of returning to user mode.
 
 use tally_microstate::{MicroState, MsaTimes, ACCOUNTING_ENABLED};
-use tally_runqueue::{BlockReason, SleepKind, TaskSlot, TaskState};
+use tally_runqueue::{BlockReason, TaskSlot, TaskState};
 
 use super::state::{self, Store};
 
@@ -111,9 +111,10 @@ pub fn kill(slot: TaskSlot, now: u64) {
             super::stop::resume_locked(s, slot, now);
         }
         let Some(hot) = s.hot_mut(slot) else { return };
-        if hot.se.state() == TaskState::Blocked(BlockReason::Sleep(SleepKind::Interruptible))
-            && s.rq.wake_up(&mut Store(&mut s.tasks), slot, now)
-        {
+        // Every interruptible kind: a plain sleep, a futex wait, a poll.
+        let interruptible =
+            matches!(hot.se.state(), TaskState::Blocked(BlockReason::Sleep(k)) if !k.is_uninterruptible());
+        if interruptible && s.rq.wake_up(&mut Store(&mut s.tasks), slot, now) {
             s.runq_changed(now);
         }
     });

@@ -15,19 +15,37 @@ use super::switch::switch_and_clean;
 /// first tick at or after it). Call with interrupts disabled, after registering the task
 /// where its waker will find it. Returns once the task runs again.
 pub fn block_current(kind: SleepKind, deadline: Option<u64>) {
-    let (threads, timer) = state::with_irqs_off(|s| {
+    block(kind, deadline, false);
+}
+
+/// [`block_current`] in an interruptible `kind` (INTERRUPTIBLE, FUTEX or POLL), unless the
+/// task's process is being killed: then it does not sleep, and the answer is false. The
+/// kill flag is read under the lock the sleep takes anyway, so a kill after this check
+/// finds the task asleep and wakes it (`running::kill`). The futex and poll waits sleep
+/// this way (`proc/futex.rs`, `sync::WaitSet`).
+pub fn block_current_unless_killed(kind: SleepKind, deadline: Option<u64>) -> bool {
+    block(kind, deadline, true)
+}
+
+fn block(kind: SleepKind, deadline: Option<u64>, unless_killed: bool) -> bool {
+    let picked = state::with_irqs_off(|s| {
+        if unless_killed && s.current_hot().killed {
+            return None;
+        }
         let timer = deadline.map(|when| {
             s.sleep_seq += 1;
             s.sleepers.insert((when, s.sleep_seq), s.rq.current());
             (when, s.sleep_seq)
         });
-        (s.pick(PrevAction::Block(BlockReason::Sleep(kind))), timer)
+        Some((s.pick(PrevAction::Block(BlockReason::Sleep(kind))), timer))
     });
+    let Some((threads, timer)) = picked else { return false };
     switch_and_clean(threads);
     if let Some(t) = timer {
         // Woken before the deadline: the timer entry must not wake a later, unrelated sleep.
         state::with_irqs_off(|s| s.sleepers.remove(&t));
     }
+    true
 }
 
 /// Make a sleeping task runnable (no effect on a task that is not asleep; a stopped task
@@ -76,16 +94,8 @@ impl crate::sync::Scheduler for WaitQueueHooks {
         block_current(kind, deadline)
     }
 
-    fn block_unless_killed(&self) -> bool {
-        // The kill flag is read under the lock the sleep takes anyway: a kill after this
-        // check finds the task asleep and wakes it (`running::kill`).
-        let picked = state::with_irqs_off(|s| {
-            let sleep = PrevAction::Block(BlockReason::Sleep(SleepKind::Interruptible));
-            (!s.current_hot().killed).then(|| s.pick(sleep))
-        });
-        let Some(threads) = picked else { return false };
-        switch_and_clean(threads);
-        true
+    fn block_unless_killed(&self, kind: SleepKind, deadline: Option<u64>) -> bool {
+        block_current_unless_killed(kind, deadline)
     }
 
     fn wake(&self, task: TaskSlot) {

@@ -28,6 +28,7 @@ mod stop_accounting;
 mod timer;
 mod user_acct;
 mod user_proc;
+mod user_sync;
 mod var_exec;
 mod var_fs;
 

@@ -157,7 +157,7 @@ pub fn stopped() -> Result<(), &'static str> {
 /// Send `bytes` through the UART's loopback (as if typed) and wait until the console's
 /// interrupt has taken them all (nothing may print meanwhile: in loopback the UART's output
 /// comes back as input, so the line discipline's echo — `^C` — is off while typing).
-fn type_on_console(bytes: &[u8]) {
+pub(super) fn type_on_console(bytes: &[u8]) {
     let (before, _) = crate::drivers::tty::stats();
     let saved = crate::drivers::tty::termios();
     let mut quiet = saved;

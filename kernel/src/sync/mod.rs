@@ -1,8 +1,9 @@
 //! # sync — how a task waits for something, and how that something wakes it
 //!
 //! The floor just above `base`: wait queues ([`WaitQueue`]), the
-//! one-event completion an interrupt handler signals ([`IrqCompletion`]), and a lock whose
-//! contenders sleep instead of spinning ([`SleepLock`]). Files, the bus and the drivers wait
+//! one-event completion an interrupt handler signals ([`IrqCompletion`]), a lock whose
+//! contenders sleep instead of spinning ([`SleepLock`]), and a sleep on several wait queues
+//! at once ([`WaitSet`], what `poll` waits with). Files, the bus and the drivers wait
 //! with these.
 //!
 //! Waiting means taking the running task off the run queue, which is the scheduler's
@@ -15,10 +16,12 @@
 mod completion;
 mod sleeplock;
 mod waitqueue;
+mod waitset;
 
 pub use completion::IrqCompletion;
 pub use sleeplock::SleepLock;
 pub use waitqueue::WaitQueue;
+pub use waitset::WaitSet;
 
 use spin::Once;
 use tally_runqueue::{SleepKind, TaskSlot};
@@ -31,10 +34,11 @@ pub trait Scheduler: Sync {
     /// Block the running task in `kind` sleep until woken (or until the TSC passes
     /// `deadline`). Called with interrupts disabled, after the task is on a queue.
     fn block(&self, kind: SleepKind, deadline: Option<u64>);
-    /// Block the running task in an interruptible sleep until woken, unless its process is
-    /// being killed: then it does not sleep, and the answer is false. (The check and the
-    /// sleep are one step, so a kill cannot slip in between.)
-    fn block_unless_killed(&self) -> bool;
+    /// Block the running task in an interruptible `kind` of sleep (INTERRUPTIBLE, FUTEX,
+    /// POLL) until woken or the TSC passes `deadline`, unless its process is being killed:
+    /// then it does not sleep, and the answer is false. (The check and the sleep are one
+    /// step, so a kill cannot slip in between.)
+    fn block_unless_killed(&self, kind: SleepKind, deadline: Option<u64>) -> bool;
     /// Make `task` runnable if it sleeps. Called with interrupts disabled (also from
     /// interrupt handlers).
     fn wake(&self, task: TaskSlot);

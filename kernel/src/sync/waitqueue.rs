@@ -77,19 +77,29 @@ impl WaitQueue {
             hal::cpu::wait_for_interrupt();
             return true;
         };
-        self.waiters.lock().push_back(me);
+        self.enqueue(me);
         let slept = if unless_killed {
-            sched.block_unless_killed()
+            sched.block_unless_killed(kind, deadline)
         } else {
             sched.block(kind, deadline);
             true
         };
         // `wake_all` took us off the queue; a deadline or a kill may have woken us instead.
+        self.dequeue(me);
+        slept
+    }
+
+    /// Put `me` on the queue (interrupts disabled; `WaitSet` and `sleep`).
+    pub(super) fn enqueue(&self, me: TaskSlot) {
+        self.waiters.lock().push_back(me);
+    }
+
+    /// Take `me` off the queue if a wake-up has not already (interrupts disabled).
+    pub(super) fn dequeue(&self, me: TaskSlot) {
         let mut waiters = self.waiters.lock();
         if !waiters.is_empty() {
             waiters.retain(|&k| k != me);
         }
-        slept
     }
 
     /// Wake every waiter. Callable from interrupt handlers.

@@ -19,7 +19,9 @@
 //! are demand-zero: the first touch of each is a minor fault (and, when no frame is left,
 //! the process is OOM-killed: `proc/oom.rs`).
 //!
-//! `munmap(addr, len)`: `proc::vm::Vm::munmap`.
+//! `munmap(addr, len)`: `proc::vm::Vm::munmap`. `mprotect(addr, len, prot)`:
+//! `proc::vm::Vm::mprotect` (for `mmap`'s regions; what musl's `pthread_create` needs for
+//! its stacks' guard pages); `prot` bits other than `PROT_READ/WRITE/EXEC` are `EINVAL`.
 //!
 //! Every change moves the process's RSS/VM numbers (`tally_memacct`), stamped with its
 //! CPU time.
@@ -73,4 +75,15 @@ pub fn mmap(a: &Args) -> SysResult {
 pub fn munmap(a: &Args) -> SysResult {
     let vm = proc::current_vm().ok_or(EINVAL)?;
     vm.munmap(a[0], a[1], proc::current_process_cpu_ticks()).map(|()| 0)
+}
+
+/// `mprotect(addr, len, prot)`.
+pub fn mprotect(a: &Args) -> SysResult {
+    let prot = int_arg(a[2]) as u32 as usize;
+    if prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
+        return Err(EINVAL);
+    }
+    let vm = proc::current_vm().ok_or(ENOMEM)?;
+    let p = Prot { write: prot & PROT_WRITE != 0, exec: prot & PROT_EXEC != 0 };
+    vm.mprotect(a[0], a[1], p, prot == 0).map(|()| 0)
 }

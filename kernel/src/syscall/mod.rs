@@ -43,9 +43,11 @@ mod acct_calls;
 mod arch_prctl;
 mod blk;
 mod clock_gettime;
+mod clone;
 mod execve;
 mod files;
 mod fork_calls;
+mod futex_call;
 mod io;
 mod ioctl;
 mod job_calls;
@@ -54,6 +56,7 @@ mod libc_calls;
 mod mmap;
 mod msa;
 mod netlink;
+mod poll;
 mod process;
 mod procstat;
 mod scheduling;
@@ -82,7 +85,6 @@ pub type SysResult = Result<u64, i32>;
 /// from a signal handler) take the frame itself. A frame handler's `Ok` value still goes to
 /// `rax`; one that has set `rax` itself returns `Ok(frame.rax)`.
 #[derive(Clone, Copy)]
-#[allow(dead_code, reason = "frame handlers (fork, execve, clone, rt_sigreturn) arrive with issue #17")]
 pub enum Handler {
     Args(fn(&Args) -> SysResult),
     Frame(fn(&mut SyscallFrame) -> SysResult),
@@ -130,6 +132,7 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_GETSOCKOPT] = arg!("getsockopt", netlink::getsockopt);
     t[SYS_MMAP] = arg!("mmap", mmap::mmap);
     t[SYS_MUNMAP] = arg!("munmap", mmap::munmap);
+    t[SYS_MPROTECT] = arg!("mprotect", mmap::mprotect);
     t[SYS_BRK] = arg!("brk", mmap::brk);
     t[SYS_SCHED_YIELD] = arg!("sched_yield", scheduling::sched_yield);
     t[SYS_NANOSLEEP] = arg!("nanosleep", scheduling::nanosleep);
@@ -143,6 +146,10 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_SETPRIORITY] = arg!("setpriority", scheduling::setpriority);
     t[SYS_SCHED_SETSCHEDULER] = arg!("sched_setscheduler", scheduling::sched_setscheduler);
     t[SYS_GETTID] = arg!("gettid", process::gettid);
+    t[SYS_CLONE] = ("clone", Handler::Frame(clone::clone));
+    t[SYS_FUTEX] = arg!("futex", futex_call::futex);
+    t[SYS_POLL] = arg!("poll", poll::poll);
+    t[SYS_PPOLL] = arg!("ppoll", poll::ppoll);
     t[SYS_CLOCK_GETTIME] = arg!("clock_gettime", clock_gettime::clock_gettime);
     t[SYS_EXIT_GROUP] = arg!("exit_group", process::exit_group);
     t[SYS_SPAWN] = arg!("spawn", spawn::spawn);

@@ -124,6 +124,9 @@ const KNOWN: &[usize] = &[
     SYS_JOB_CREATE,
     SYS_JOB_GETJID,
     SYS_CSA_CTL,
+    // Futexes (issue 17): a wait is given a 1 ms timeout by `defuse`, so it cannot sleep
+    // for ever on a word that happens to hold the value (the vvar page's, say).
+    SYS_FUTEX,
     // Not here: SYS_EXIT and SYS_EXIT_GROUP, which end even a correct caller (`SKIP`).
 ];
 
@@ -190,6 +193,9 @@ const SHM_REMAP: u64 = 0o40000;
 const USER_END: u64 = 1 << 47;
 /// Where address ranges that would touch this program are moved (in Tally's mmap area).
 const FUZZ_ZONE: u64 = 0x2000_0000_0000;
+
+/// The timeout every fuzzed futex wait gets (read by the kernel only).
+static FUTEX_TIMEOUT: Timespec = Timespec { tv_sec: 0, tv_nsec: 1_000_000 };
 
 /// The memory this program must keep: `[start, end)` ranges, and its program break.
 struct Protected {
@@ -366,6 +372,13 @@ fn defuse(nr: usize, a: &mut [u64; 6], p: &Protected, held: &Held, own_pid: u32,
     }
     if nr == 30 {
         a[2] &= !SHM_REMAP; // the segment's size is unknown here: never let it replace memory
+    }
+    if nr == SYS_FUTEX {
+        // FUTEX_WAIT and FUTEX_WAIT_BITSET: at most 1 ms (a relative timeout for WAIT; for
+        // WAIT_BITSET an absolute one of 1 ms after boot, long past).
+        if matches!(a[1] as u32 & tally_rt::uapi::futex::FUTEX_CMD_MASK, 0 | 9) {
+            a[3] = &FUTEX_TIMEOUT as *const Timespec as u64;
+        }
     }
     if nr == SYS_THREAD_CREATE && a[0] < USER_END {
         a[0] ^= 1 << 63;

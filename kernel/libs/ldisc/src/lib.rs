@@ -216,6 +216,23 @@ impl<const N: usize> Ldisc<N> {
         }
     }
 
+    /// Would a read return now, without waiting? Canonical: a line (or end of input) is
+    /// complete. Raw: [`poll_threshold`](Self::poll_threshold) bytes are there. What `poll`
+    /// reports as POLLIN (Linux's `input_available_p`).
+    pub fn readable(&self) -> bool {
+        if self.canonical() {
+            self.ready
+        } else {
+            self.available() >= self.poll_threshold()
+        }
+    }
+
+    /// How many bytes a poller waits for in raw mode: `VMIN`, at least 1 (n_tty's
+    /// `input_available_p` with `VTIME` 0; Tally has no `VTIME`).
+    pub fn poll_threshold(&self) -> usize {
+        usize::from(self.termios.c_cc[VMIN]).clamp(1, N)
+    }
+
     /// Discard all pending input: the line, a completed line, raw bytes. Returns how many
     /// bytes were discarded (the line's and the completed input's).
     pub fn flush(&mut self) -> usize {

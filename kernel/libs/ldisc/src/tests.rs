@@ -334,3 +334,29 @@ fn noflsh_keeps_the_line_and_it_can_still_be_erased() {
     typed(&mut ld, b"x\n");
     assert_eq!(read_all(&mut ld), Some(b"x\n".to_vec()));
 }
+
+#[test]
+fn readable_is_what_poll_reports() {
+    let mut ld = Ldisc::<4096>::new();
+    typed(&mut ld, b"ab");
+    assert!(!ld.readable(), "canonical: no line yet");
+    typed(&mut ld, b"\n");
+    assert!(ld.readable());
+    read_all(&mut ld);
+    assert!(!ld.readable());
+    typed(&mut ld, b"\x04");
+    assert!(ld.readable(), "end of input is readable (a read returns 0)");
+    read_all(&mut ld);
+    let mut t = ld.termios();
+    t.make_raw();
+    t.c_cc[VMIN] = 2;
+    ld.set_termios(t);
+    assert_eq!(ld.poll_threshold(), 2);
+    typed(&mut ld, b"x");
+    assert!(!ld.readable(), "raw: VMIN bytes");
+    typed(&mut ld, b"y");
+    assert!(ld.readable());
+    t.c_cc[VMIN] = 0;
+    ld.set_termios(t);
+    assert_eq!(ld.poll_threshold(), 1, "VMIN 0 polls for one byte, as n_tty");
+}

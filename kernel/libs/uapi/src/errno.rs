@@ -51,4 +51,6 @@ pub const EAFNOSUPPORT: i32 = 97;
 pub const EADDRINUSE: i32 = 98;
 pub const ENOBUFS: i32 = 105;
 pub const ENOTCONN: i32 = 107;
+/// Connection timed out: also what a timed `futex` wait answers when its time runs out.
+pub const ETIMEDOUT: i32 = 110;
 pub const ECONNREFUSED: i32 = 111;

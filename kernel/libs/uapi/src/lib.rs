@@ -9,14 +9,17 @@
 
 pub mod acct;
 pub mod auxv;
+pub mod clone;
 pub mod csa;
 pub mod errno;
 pub mod fixture;
 pub mod fs;
+pub mod futex;
 pub mod kstat;
 pub mod layout;
 pub mod msa;
 pub mod netlink;
+pub mod poll;
 pub mod procstat;
 pub mod signal;
 pub mod syscall;

@@ -150,9 +150,14 @@ pub const SYS_CLOSE: usize = 3;
 /// (`fstat` also answers for the console, pipes and sockets).
 pub const SYS_STAT: usize = 4;
 pub const SYS_FSTAT: usize = 5;
+/// `poll(fds, nfds, timeout_ms)`: Linux's, on the console, pipes, bus sockets and files
+/// ([`crate::poll`]); waits in POLL_SLEEP.
+pub const SYS_POLL: usize = 7;
 /// `lseek(fd, offset, whence)` on a file of `/var` (`ESPIPE` elsewhere).
 pub const SYS_LSEEK: usize = 8;
 pub const SYS_MMAP: usize = 9;
+/// `mprotect(addr, len, prot)`: for `mmap`'s regions (see `kernel/src/syscall/mmap.rs`).
+pub const SYS_MPROTECT: usize = 10;
 pub const SYS_MUNMAP: usize = 11;
 pub const SYS_BRK: usize = 12;
 /// `rt_sigaction(sig, act, oldact, sigsetsize)`: only `SIG_DFL`/`SIG_IGN` (see
@@ -177,6 +182,10 @@ pub const SYS_RECVFROM: usize = 45;
 pub const SYS_BIND: usize = 49;
 pub const SYS_SETSOCKOPT: usize = 54;
 pub const SYS_GETSOCKOPT: usize = 55;
+/// `clone(flags, stack, parent_tid, child_tid, tls)` (Linux's x86_64 argument order): with
+/// `CLONE_THREAD` a thread of the caller's process, as musl's `pthread_create` asks
+/// ([`crate::clone`]); otherwise a new process (fork, vfork).
+pub const SYS_CLONE: usize = 56;
 /// `fork()`: a copy of the caller, memory shared copy-on-write; 0 in the child, its pid in the
 /// parent. `EAGAIN` at the task limit, `ENOMEM` without memory for the child.
 pub const SYS_FORK: usize = 57;
@@ -229,6 +238,10 @@ pub const ARCH_SET_FS: u64 = 0x1002;
 pub const ARCH_GET_FS: u64 = 0x1003;
 pub const ARCH_GET_GS: u64 = 0x1004;
 pub const SYS_GETTID: usize = 186;
+/// `futex(uaddr, op, val, timeout or val2, uaddr2, val3)`: `FUTEX_WAIT`, `FUTEX_WAKE`,
+/// `FUTEX_REQUEUE`, `FUTEX_CMP_REQUEUE`, `FUTEX_WAIT_BITSET`, `FUTEX_WAKE_BITSET`, with or
+/// without `FUTEX_PRIVATE_FLAG` ([`crate::futex`]); waits in FUTEX_SLEEP.
+pub const SYS_FUTEX: usize = 202;
 /// `getdents64(fd, buf, len)`: directory entries of an `O_DIRECTORY` descriptor as
 /// [`crate::fs::dirent64`] records; 0 at the end.
 pub const SYS_GETDENTS64: usize = 217;
@@ -238,6 +251,9 @@ pub const SYS_GETDENTS64: usize = 217;
 pub const SYS_SET_TID_ADDRESS: usize = 218;
 pub const SYS_CLOCK_GETTIME: usize = 228;
 pub const SYS_EXIT_GROUP: usize = 231;
+/// `ppoll(fds, nfds, tmo_p, sigmask, sigsetsize)`: `poll` with a `timespec` timeout
+/// (NULL: none) and a signal mask for the wait.
+pub const SYS_PPOLL: usize = 271;
 pub const SYS_DUP3: usize = 292;
 /// `pipe2(fds, flags)`: a pipe; `fds[0]` reads, `fds[1]` writes (`int[2]`); `flags` 0 or
 /// `O_CLOEXEC`.
