@@ -249,6 +249,7 @@ fn leave_table(
             Err(e) => panic!("task {} cannot exit: errno {e}", me.0),
         };
         p.log_exit(pid, tgid, totals.clone());
+        p.signals.exited(cur, report.process.as_ref().map(|x| x.leader));
         if !report.killed.is_empty() {
             // Cannot happen: exit_group is only called for the last live thread.
             log::error!("exit: {} thread(s) ended by the table without stopping", report.killed.len());
@@ -258,9 +259,9 @@ fn leave_table(
             if listening {
                 process = p.identity(x.leader).ok().map(|id| (id, x.total.clone()));
             }
-            // The parent receives SIGCHLD (default action: ignore; counted).
+            // The parent receives SIGCHLD (default action: ignore; counted: `signal.rs`).
             if let Some(parent) = x.wake_parent {
-                p.count_signal(parent);
+                p.sigchld(parent, x.leader, None, x.status);
             }
             for parent in [x.wake_parent, x.wake_init].into_iter().flatten() {
                 p.wake_waiters(parent);

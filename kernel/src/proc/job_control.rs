@@ -29,7 +29,7 @@
 
 use alloc::vec::Vec;
 use tally_tasktable::TaskKey;
-use tally_uapi::errno::{EINTR, EINVAL, EIO, ENOTTY, EPERM, ESRCH};
+use tally_uapi::errno::{EINVAL, EIO, ENOTTY, EPERM, ESRCH};
 use tally_uapi::signal::{SIGCONT, SIGHUP, SIGTTIN};
 
 use super::Procs;
@@ -93,7 +93,8 @@ pub fn console_read_check() -> Result<(), i32> {
         match check {
             ReadCheck::Allowed => return Ok(()),
             ReadCheck::Refused(e) => return Err(e),
-            ReadCheck::Stopped if sched::kill_pending() => return Err(EINTR),
+            // Killed, or SIGTTIN caught (its handler runs; the read restarts with SA_RESTART).
+            ReadCheck::Stopped if sched::interrupted() => return Err(tally_signals::ERESTARTSYS),
             ReadCheck::Stopped => {}
         }
     }
@@ -252,15 +253,4 @@ pub fn setsid() -> Result<i32, i32> {
 /// `getsid(pid)` (0: the caller).
 pub fn getsid(pid: i32) -> Result<i32, i32> {
     super::with(|p| p.table.getsid(sched::current(), pid))
-}
-
-/// `rt_sigaction`'s disposition: make the caller's process ignore `sig` or take its
-/// default; returns whether it was ignored.
-pub fn set_signal_ignored(sig: u8, ignore: bool) -> Result<bool, i32> {
-    super::with(|p| p.table.set_ignored(sched::current(), sig, ignore))
-}
-
-/// Does the caller's process ignore `sig`?
-pub fn signal_ignored(sig: u8) -> bool {
-    super::with(|p| p.table.is_ignored(sched::current(), sig))
 }

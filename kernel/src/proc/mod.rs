@@ -24,7 +24,9 @@
 //! | `notify.rs` | who hears of exits |
 //! | `cputime.rs` | a process's clocks and CPU time, summed over its threads |
 //! | `ids.rs` | who the running task is; the identity an accounting record carries |
-//! | `signal.rs` | `kill`, SIGCHLD, and counting the signals a task receives |
+//! | `signal.rs` | dispositions, masks, pending signals; `kill`, SIGCHLD, and counting the signals a task receives |
+//! | `sigcalls.rs` | the signal calls' process side: `rt_sigaction`, `rt_sigprocmask`, `rt_sigtimedwait`, `sigaltstack`, `tgkill`... |
+//! | `sigdeliver.rs` | on the way back to user mode: a signal's action, or a handler's `rt_sigframe`; `rt_sigreturn` |
 //! | `job_stop.rs` | job control: stopping and continuing a process, telling its parent |
 //! | `job_control.rs` | the console's session and foreground group: ISIG, SIGTTIN, `tcsetpgrp`, hang-ups |
 //! | `prio.rs` | nice, scheduling policy, uid and the privilege checks |
@@ -43,7 +45,9 @@ pub mod oom;
 mod prio;
 pub mod ramdisk;
 mod reap;
-mod signal;
+pub mod signal;
+mod sigcalls;
+mod sigdeliver;
 mod threads;
 mod user;
 pub mod vm;
@@ -54,13 +58,15 @@ pub use exec::{exec_program, spawn_program, spawn_program_in, spawn_program_vm};
 pub use exit::{exit, exit_group, exit_if_killed, exit_signaled, recent_exits, return_to_user, ExitLogEntry};
 pub use ids::{current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, ppid, Identity};
 pub use job_control::{
-    console_read_check, getpgid, getsid, give_up_tty, set_controlling_tty, set_signal_ignored, setpgid, setsid,
-    signal_foreground, signal_ignored, tcgetpgrp, tcsetpgrp, ConsoleJobs,
+    console_read_check, getpgid, getsid, give_up_tty, set_controlling_tty, setpgid, setsid, signal_foreground,
+    tcgetpgrp, tcsetpgrp, ConsoleJobs,
 };
 pub use job_stop::stop_if_requested;
 pub use notify::{register_exit_observer, register_spawn_observer, ExitEvent, ExitObserver, SpawnObserver};
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used, use_privilege};
 pub use reap::{wait, wait_child, WaitOptions, WaitResult, Waited};
+pub use sigcalls::{pause, sigaction, sigaltstack, sigpending, sigprocmask, sigsuspend, sigtimedwait, tgkill};
+pub use sigdeliver::{fault_signal, finish_syscall, handle_pending, sigreturn};
 pub use signal::{kill, raise};
 pub use threads::create_thread;
 pub use user::{current_file, current_files, current_vm, exec_user, spawn_user, user_page_fault, UserFault};
@@ -141,6 +147,8 @@ pub struct Procs {
     exit_log: VecDeque<ExitLogEntry>,
     /// The console's controlling session and foreground group (`job_control.rs`).
     console: ConsoleJobs,
+    /// Every process's dispositions and pending signals, every thread's mask (`signal.rs`).
+    signals: signal::SignalTables,
 }
 
 impl Procs {

@@ -19,7 +19,8 @@
 //! descriptors), `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
 //! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `job_calls.rs` (process
-//! groups, sessions, `rt_sigaction`, the console's foreground group), `ioctl.rs` (device
+//! groups, sessions, the console's foreground group), `signal_calls.rs` (dispositions,
+//! masks, `rt_sigtimedwait`, `sigaltstack`, `rt_sigreturn`, `tgkill`), `ioctl.rs` (device
 //! requests), `spawn.rs` (spawn,
 //! thread_create), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
 //! policy), `clock_gettime.rs` (clocks), `mmap.rs` (brk, mmap, munmap), `msa.rs`
@@ -52,6 +53,7 @@ mod netlink;
 mod process;
 mod procstat;
 mod scheduling;
+mod signal_calls;
 mod spawn;
 pub mod usercopy;
 mod wait;
@@ -127,7 +129,14 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_MSA] = ("msa", msa::msa);
     t[SYS_KSTAT_CHAIN] = ("kstat_chain", kstat_read::kstat_chain);
     t[SYS_KSTAT_READ] = ("kstat_read", kstat_read::kstat_read);
-    t[SYS_RT_SIGACTION] = ("rt_sigaction", job_calls::rt_sigaction);
+    t[SYS_RT_SIGACTION] = ("rt_sigaction", signal_calls::rt_sigaction);
+    t[SYS_RT_SIGPROCMASK] = ("rt_sigprocmask", signal_calls::rt_sigprocmask);
+    t[SYS_RT_SIGPENDING] = ("rt_sigpending", signal_calls::rt_sigpending);
+    t[SYS_RT_SIGTIMEDWAIT] = ("rt_sigtimedwait", signal_calls::rt_sigtimedwait);
+    t[SYS_RT_SIGSUSPEND] = ("rt_sigsuspend", signal_calls::rt_sigsuspend);
+    t[SYS_PAUSE] = ("pause", signal_calls::pause);
+    t[SYS_TKILL] = ("tkill", signal_calls::tkill);
+    t[SYS_TGKILL] = ("tgkill", signal_calls::tgkill);
     t[SYS_IOCTL] = ("ioctl", ioctl::ioctl);
     t[SYS_SETPGID] = ("setpgid", job_calls::setpgid);
     t[SYS_GETPGRP] = ("getpgrp", job_calls::getpgrp);
