@@ -21,6 +21,11 @@
 //! from its user mode lands on its own kernel stack; and save/restore the FPU/SSE registers
 //! (`fxsave`/`fxrstor`) of the user threads involved — kernel threads never touch them.
 //!
+//! Each user thread also has its own **FS base** (`arch_prctl(ARCH_SET_FS)`): the address
+//! `fs:`-relative accesses add, which C libraries point at the thread's control block (its
+//! thread-local storage). The switch loads the incoming user thread's value into the
+//! `FS_BASE` MSR when it differs from the one loaded; the kernel never uses FS itself.
+//!
 //! A kernel thread can also *become* a user thread in place ([`Thread::exec_user`]): init
 //! (pid 1) does, when the kernel's part of boot is done and it execs `/bin/init` — the same
 //! stack and saved state, from then on a process's CR3 and FPU registers.
@@ -28,7 +33,9 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Mutex;
+use x86_64::registers::model_specific::FsBase;
 use x86_64::structures::paging::PageTableFlags;
 
 use super::address_space::{self, AddressSpace};
@@ -121,6 +128,19 @@ pub struct Thread {
     mode: UnsafeCell<Mode>,
     /// Top of its kernel stack (0 for the boot thread), precomputed for `switch`.
     stack_top: u64,
+    /// Its FS base (user threads only; always a user-half address, checked when set).
+    fs_base: AtomicU64,
+}
+
+/// The value in the `FS_BASE` MSR now (what the last user thread switched to, or the running
+/// thread itself, set): a switch between threads with the same value skips the `wrmsr`.
+static LOADED_FS_BASE: AtomicU64 = AtomicU64::new(0);
+
+fn load_fs_base(v: u64) {
+    if LOADED_FS_BASE.swap(v, Ordering::Relaxed) != v {
+        // Checked canonical where it was stored (`set_fs_base`), so `new_truncate` keeps it.
+        FsBase::write(x86_64::VirtAddr::new_truncate(v));
+    }
 }
 
 /// The part of a thread's machine state that an exec in place changes.
@@ -164,7 +184,13 @@ pub type ThreadEntry = extern "C" fn(arg: u64) -> !;
 impl Thread {
     /// The thread already running: the boot code on the boot loader's stack.
     pub fn boot() -> Arc<Thread> {
-        Arc::new(Thread { _stack: None, rsp: UnsafeCell::new(0), mode: UnsafeCell::new(Mode::kernel()), stack_top: 0 })
+        Arc::new(Thread {
+            _stack: None,
+            rsp: UnsafeCell::new(0),
+            mode: UnsafeCell::new(Mode::kernel()),
+            stack_top: 0,
+            fs_base: AtomicU64::new(0),
+        })
     }
 
     /// Like [`Thread::spawn`], for a thread of a user process: it runs with `space` loaded in
@@ -204,6 +230,35 @@ impl Thread {
         let old = unsafe { core::ptr::replace(self.mode.get(), mode) };
         address_space::load_root(root);
         drop(old);
+        // A new program starts without thread-local storage, as after Linux's exec.
+        self.fs_base.store(0, Ordering::Relaxed);
+        load_fs_base(0);
+    }
+
+    /// This thread's FS base.
+    pub fn fs_base(&self) -> u64 {
+        self.fs_base.load(Ordering::Relaxed)
+    }
+
+    /// Set this thread's FS base to `v`, a user-half address (false, and nothing changed,
+    /// otherwise: a non-canonical value would make the `wrmsr` fault in the kernel). For the
+    /// running thread it takes effect at once; for another, at its next switch in.
+    pub fn set_fs_base(&self, v: u64) -> bool {
+        if v >= address_space::USER_END {
+            return false;
+        }
+        self.fs_base.store(v, Ordering::Relaxed);
+        if self.is_running() {
+            x86_64::instructions::interrupts::without_interrupts(|| load_fs_base(v));
+        }
+        true
+    }
+
+    /// Whether this is the running thread: the stack we are on is its stack.
+    fn is_running(&self) -> bool {
+        let probe = 0u8;
+        let here = &raw const probe as u64;
+        self.stack_top != 0 && here < self.stack_top && here >= self.stack_top - STACK_PAGES * 4096
     }
 
     /// What `switch` needs of this thread: its CR3 root and its FPU area, if any.
@@ -239,6 +294,7 @@ impl Thread {
             rsp: UnsafeCell::new(rsp),
             mode: UnsafeCell::new(Mode::kernel()),
             stack_top: top,
+            fs_base: AtomicU64::new(0),
         })
     }
 }
@@ -299,6 +355,7 @@ pub fn switch(from: Arc<Thread>, to: Arc<Thread>) {
     let (_, save_fpu) = from.switch_view();
     let (root, load_fpu) = to.switch_view();
     let stack_top = to.stack_top;
+    let fs_base = load_fpu.is_some().then(|| to.fs_base());
     drop(from);
     drop(to);
     if let Some(area) = save_fpu {
@@ -314,6 +371,9 @@ pub fn switch(from: Arc<Thread>, to: Arc<Thread>) {
     // The incoming thread's address space (the kernel half, where we are running, is the
     // same in all of them), and the stack its next entry from user mode must use.
     address_space::load_root(root);
+    if let Some(v) = fs_base {
+        load_fs_base(v);
+    }
     if stack_top != 0 {
         super::gdt::set_rsp0(stack_top);
         super::syscall_entry::set_kernel_stack(stack_top);

@@ -46,6 +46,7 @@ pub mod paging;
 pub mod pic;
 pub mod pit;
 pub mod qemu;
+pub mod regs;
 pub mod rtc;
 pub mod serial;
 pub mod shared_page;

@@ -15,22 +15,24 @@
 //! with interrupts still off, is park the user `rsp` in a scratch word and load the current
 //! thread's kernel stack top — a static that `context::switch` updates for every thread it
 //! switches to (one CPU; an SMP kernel would keep both words in a per-CPU area reached with
-//! `swapgs`). It then pushes the user registers the kernel's code may change — `rax`, the
-//! six arguments and the `iretq` words — into a [`SyscallFrame`] and calls the kernel's
+//! `swapgs`). It then pushes *every* user register into a [`SyscallFrame`] — Linux's
+//! `struct pt_regs` (`regs.rs`): the `iretq` words, the number (`orig_rax`), the
+//! caller-saved registers and the callee-saved ones — and calls the kernel's
 //! [`SyscallHandlers::entry`] (its `syscall` floor, safe Rust: microstates, interrupts on,
 //! dispatch) with the frame, then, with interrupts off again, [`SyscallHandlers::leave`]
-//! (preemption, back to user mode's microstate). Those registers come back from the frame,
-//! so the result is whatever the dispatcher left in `frame.rax`; the callee-saved ones
-//! (`rbx rbp r12-r15`) come back because every Rust function restores them (the C ABI). So
-//! every register except `rcx`/`r11` is preserved, as on Linux.
+//! (preemption, back to user mode's microstate). Every register comes back from the frame,
+//! so the result is whatever the dispatcher left in `frame.rax`, and a call that replaces
+//! the whole user context (`execve`, `rt_sigreturn`, a signal handler's start) only has to
+//! write the frame.
 //!
 //! The way out is `sysretq`: `rip ← rcx`, `rflags ← r11`, CS/SS ← the user selectors derived
-//! from `STAR[63:48]` (+16 and +8: the GDT's user code and data, `gdt.rs`). One trap: on Intel
-//! CPUs `sysretq` to a *non-canonical* `rcx` raises #GP in ring 0 with the user's `rsp`
-//! already loaded — a classic privilege-escalation hole. The frame's tail is laid out as an
-//! `iretq` frame, so when the return address is not in the lower half (non-canonical, or the
-//! kernel's) the stub returns with `iretq` instead (the dispatcher also refuses to return to
-//! anything outside the user half).
+//! from `STAR[63:48]` (+16 and +8: the GDT's user code and data, `gdt.rs`). It can give back
+//! only a frame whose `rcx` and `r11` equal its `rip` and `rflags` — true after any ordinary
+//! call, since `syscall` put them there. A frame the kernel rewrote (a new program, a signal
+//! handler, a return from one) leaves by `iretq` instead, which restores every register, as
+//! Linux does. So does one whose return address is not in the lower half: on Intel CPUs
+//! `sysretq` to a *non-canonical* `rcx` raises #GP in ring 0 with the user's `rsp` already
+//! loaded — a classic privilege-escalation hole ([`crate::regs::UserRegs::sysret_safe`]).
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use x86_64::registers::model_specific::{Efer, EferFlags, LStar, SFMask, Star};
@@ -40,43 +42,10 @@ use x86_64::VirtAddr;
 
 use super::gdt::{KERNEL_CODE_SELECTOR, KERNEL_DATA_SELECTOR, USER_CODE_SELECTOR, USER_DATA_SELECTOR};
 
-/// The user registers at the `syscall` instruction that the kernel's Rust code may change,
-/// as the entry stub saves them on the thread's kernel stack (lowest address first). The
-/// last five words form an `iretq` frame. The callee-saved registers (`rbx rbp r12-r15`)
-/// are not here: every function the stub calls gives them back as it found them (the C
-/// ABI), so they reach `sysretq` holding the user's values without being saved twice.
-#[repr(C)]
-#[derive(Clone, Debug, Default)]
-pub struct SyscallFrame {
-    /// The six arguments in ABI order, `rdi rsi rdx r10 r8 r9` (argument 4 is `rcx` in the C
-    /// convention, but `syscall` overwrites `rcx`). Pushed last-first, so that they lie in
-    /// order and a handler reads them where they are.
-    pub args: [u64; 6],
-    /// The system-call number on entry; the result (`>= 0`, or `-errno`) on return.
-    pub rax: u64,
-    /// Where user code resumes (saved from `rcx`).
-    pub rip: u64,
-    pub cs: u64,
-    /// User RFLAGS (saved from `r11`).
-    pub rflags: u64,
-    /// User stack pointer.
-    pub rsp: u64,
-    pub ss: u64,
-}
-
-const _: () = assert!(core::mem::size_of::<SyscallFrame>() == 12 * 8);
-
-impl SyscallFrame {
-    /// The system-call number.
-    pub fn number(&self) -> u64 {
-        self.rax
-    }
-
-    /// The six arguments, in ABI order.
-    pub fn args(&self) -> &[u64; 6] {
-        &self.args
-    }
-}
+/// What the stub saves: every user register, in Linux's `struct pt_regs` layout
+/// ([`crate::regs::UserRegs`]), so that `fork`, `execve`, `clone` and signal delivery can
+/// read and replace any of them.
+pub type SyscallFrame = crate::regs::UserRegs;
 
 /// Top of the running thread's kernel stack: where the stub puts the frame.
 static mut KERNEL_STACK_TOP: u64 = 0;
@@ -110,13 +79,13 @@ pub trait SyscallHandlers {
 static HANDLER: AtomicU64 = AtomicU64::new(0);
 
 /// Called by the stub with the frame it built. Returns 0 to leave by `sysretq`, 1 by
-/// `iretq` (a return address outside the lower half: non-canonical, or the kernel's).
+/// `iretq` (see the module documentation).
 extern "C" fn syscall_from_stub<T: SyscallHandlers>(frame: &mut SyscallFrame) -> u64 {
     T::entry(frame);
     // Interrupts stay off from here until sysretq/iretq restores the user's RFLAGS.
     x86_64::instructions::interrupts::disable();
     T::leave(frame);
-    (frame.rip >> 47 != 0) as u64
+    !frame.sysret_safe() as u64
 }
 
 core::arch::global_asm!(
@@ -125,45 +94,58 @@ core::arch::global_asm!(
     // Interrupts are off (SFMASK). Switch to this thread's kernel stack.
     "mov [rip + {scratch}], rsp",
     "mov rsp, [rip + {kstack}]",
-    // The iretq-shaped tail: ss, rsp, rflags, cs, rip.
+    // struct pt_regs, from its top: the iretq words ss, rsp, rflags, cs, rip ...
     "push {user_ss}",
     "push qword ptr [rip + {scratch}]",
     "push r11",
     "push {user_cs}",
     "push rcx",
-    // Number/result, then the six arguments (the last first: `args` in ABI order).
+    // ... orig_rax (the number), then rdi rsi rdx rcx rax r8 r9 r10 r11 rbx rbp r12-r15.
     "push rax",
-    "push r9",
-    "push r8",
-    "push r10",
-    "push rdx",
-    "push rsi",
     "push rdi",
-    // 12 words from a 16-byte-aligned top: rsp is 16-byte aligned for the call.
+    "push rsi",
+    "push rdx",
+    "push rcx",
+    "push rax",
+    "push r8",
+    "push r9",
+    "push r10",
+    "push r11",
+    "push rbx",
+    "push rbp",
+    "push r12",
+    "push r13",
+    "push r14",
+    "push r15",
+    // 21 words below a 16-byte-aligned top: one more keeps the call aligned.
     "mov rdi, rsp",
+    "sub rsp, 8",
     "call qword ptr [rip + {handler}]",
+    "add rsp, 8",
+    // Every register back from the frame (pop and lea leave the flags of this test alone).
     "test rax, rax",
-    "jnz 2f",
-    "pop rdi",
-    "pop rsi",
-    "pop rdx",
+    "pop r15",
+    "pop r14",
+    "pop r13",
+    "pop r12",
+    "pop rbp",
+    "pop rbx",
+    "pop r11",
     "pop r10",
-    "pop r8",
     "pop r9",
+    "pop r8",
     "pop rax",
-    "pop rcx",          // rip
-    "add rsp, 8",       // cs
-    "pop r11",          // rflags
-    "pop rsp",          // user rsp: from here on we are on the user stack, interrupts off
+    "pop rcx",
+    "pop rdx",
+    "pop rsi",
+    "pop rdi",
+    "lea rsp, [rsp + 8]", // orig_rax
+    "jnz 2f",
+    // sysretq: rcx == rip and r11 == rflags already (the handler checked).
+    "add rsp, 24",        // rip, cs, rflags
+    "pop rsp",            // user rsp: from here on we are on the user stack, interrupts off
     "sysretq",
     "2:",
-    "pop rdi",
-    "pop rsi",
-    "pop rdx",
-    "pop r10",
-    "pop r8",
-    "pop r9",
-    "pop rax",
     "iretq",
     scratch = sym USER_RSP_SCRATCH,
     kstack = sym KERNEL_STACK_TOP,

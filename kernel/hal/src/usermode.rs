@@ -23,12 +23,8 @@
 
 use x86_64::registers::control::{Cr0, Cr0Flags, Cr4, Cr4Flags};
 
-use super::address_space::USER_END;
-use super::gdt::{USER_CODE_SELECTOR, USER_DATA_SELECTOR};
+use super::regs::UserRegs;
 use super::syscall_entry::SyscallHandlers;
-
-/// RFLAGS a user thread starts with: IF (interrupts on) and the always-one bit 1.
-pub const USER_RFLAGS: u64 = 0x202;
 
 /// What the CPU offers and what [`init`] enabled.
 #[derive(Clone, Copy, Debug)]
@@ -62,46 +58,50 @@ pub fn init<S: SyscallHandlers>() -> Features {
 }
 
 /// Drop to ring 3 at `rip` with stack pointer `rsp` and `arg` in `rdi`; every other
-/// general-purpose register is zero. Never returns: from now on the thread re-enters the
-/// kernel only by system calls, exceptions and interrupts, on its kernel stack (TSS.rsp0),
-/// whatever was on that stack before is abandoned (so the caller must hold nothing that
-/// needs dropping). Call with interrupts disabled (checked) and the thread's address space
-/// active; `rip` and `rsp` must be user addresses (checked: anything else is a kernel bug).
+/// general-purpose register is zero ([`UserRegs::start`], then [`enter_user_regs`]).
 pub fn enter_user(rip: u64, rsp: u64, arg: u64) -> ! {
+    enter_user_regs(&UserRegs::start(rip, rsp, arg))
+}
+
+/// Drop to ring 3 with every register as in `regs` (a new thread's start, or a forked
+/// child's copy of its parent's registers): the registers are loaded from a copy on this
+/// stack and `iretq` pops the last five words. Never returns: from now on the thread
+/// re-enters the kernel only by system calls, exceptions and interrupts, on its kernel stack
+/// (TSS.rsp0); whatever was on that stack before is abandoned (so the caller must hold
+/// nothing that needs dropping). Call with interrupts disabled (checked) and the thread's
+/// address space active; the selectors and RFLAGS are forced to user values, and `rip` and
+/// `rsp` must be user addresses (checked: anything else is a kernel bug).
+pub fn enter_user_regs(regs: &UserRegs) -> ! {
     assert!(!x86_64::instructions::interrupts::are_enabled(), "enter_user with interrupts enabled");
-    assert!(rip < USER_END && rsp <= USER_END, "enter_user to a non-user address");
-    // SAFETY: builds a valid ring-3 iretq frame (user selectors from the GDT, RFLAGS with
-    // only IF and bit 1, user-half rip/rsp checked above) and leaves the kernel for good;
-    // no kernel state is referenced afterwards, and the TSS/syscall stack point to this
-    // thread's kernel stack (set by the switch that started it).
+    let mut frame = *regs;
+    assert!(frame.sanitize(), "enter_user to a non-user address");
+    let at = &raw const frame;
+    // SAFETY: `frame` is a complete pt_regs on this stack whose iretq words were just made a
+    // valid ring-3 frame (user selectors, RFLAGS limited to user bits plus IF, user-half
+    // rip/rsp checked); loading rsp with its address and popping it is reading our own local.
+    // The kernel is left for good: no kernel state is referenced afterwards, and the
+    // TSS/syscall stack point to this thread's kernel stack (set by the switch that started it).
     unsafe {
         core::arch::asm!(
-            "push {ss}",
-            "push rsi",
-            "push {rflags}",
-            "push {cs}",
-            "push rdx",
-            "xor eax, eax",
-            "xor ebx, ebx",
-            "xor ecx, ecx",
-            "xor edx, edx",
-            "xor esi, esi",
-            "xor ebp, ebp",
-            "xor r8d, r8d",
-            "xor r9d, r9d",
-            "xor r10d, r10d",
-            "xor r11d, r11d",
-            "xor r12d, r12d",
-            "xor r13d, r13d",
-            "xor r14d, r14d",
-            "xor r15d, r15d",
+            "mov rsp, {0}",
+            "pop r15",
+            "pop r14",
+            "pop r13",
+            "pop r12",
+            "pop rbp",
+            "pop rbx",
+            "pop r11",
+            "pop r10",
+            "pop r9",
+            "pop r8",
+            "pop rax",
+            "pop rcx",
+            "pop rdx",
+            "pop rsi",
+            "pop rdi",
+            "add rsp, 8", // orig_rax
             "iretq",
-            ss = const USER_DATA_SELECTOR as u64,
-            cs = const USER_CODE_SELECTOR as u64,
-            rflags = const USER_RFLAGS,
-            in("rdi") arg,
-            in("rsi") rsp,
-            in("rdx") rip,
+            in(reg) at,
             options(noreturn)
         )
     }

@@ -21,7 +21,7 @@ use tally_tasktable::CreateKind;
 use super::create::SpawnAttr;
 
 use super::ramdisk;
-use super::user::{exec_current, start_user_task};
+use super::user::{exec_current, start_user_task, UserStart};
 use super::vm::{Prot, Vm, USER_MIN_ADDR, USER_MMAP_BASE, USER_STACK_TOP};
 use crate::sched;
 
@@ -76,7 +76,7 @@ pub fn spawn_program_in(path: &str, argv: &[&[u8]], attr: SpawnAttr) -> Result<i
     let (vm, entry, rsp) = load(path, argv)?;
     let name = path.rsplit('/').next().unwrap_or(path);
     let params = sched::inherited_params();
-    start_user_task(name, params, vm, (entry, rsp, 0), (CreateKind::Process, attr), true)
+    start_user_task(name, params, vm, UserStart::at(entry, rsp, 0), (CreateKind::Process, attr), true)
 }
 
 /// [`spawn_program`], also handing back the child's memory map: the self-tests read and
@@ -86,7 +86,7 @@ pub fn spawn_program_vm(path: &str, argv: &[&[u8]]) -> Result<(i32, Arc<Vm>), i3
     let name = path.rsplit('/').next().unwrap_or(path);
     let params = sched::inherited_params();
     let kind = (CreateKind::Process, SpawnAttr::NONE);
-    let pid = start_user_task(name, params, Arc::clone(&vm), (entry, rsp, 0), kind, true)?;
+    let pid = start_user_task(name, params, Arc::clone(&vm), UserStart::at(entry, rsp, 0), kind, true)?;
     Ok((pid, vm))
 }
 
@@ -99,5 +99,5 @@ pub fn exec_program(path: &'static str, argv: Vec<&[u8]>) -> Result<core::conver
     let (vm, entry, rsp) = load(path, &argv)?;
     drop(argv);
     let name = path.rsplit('/').next().unwrap_or(path);
-    exec_current(name, vm, (entry, rsp, 0))
+    exec_current(name, vm, UserStart::at(entry, rsp, 0))
 }

@@ -89,20 +89,27 @@ pub fn exit_if_killed() {
     }
 }
 
-/// Going back to ring 3 (after a system call, or for the first time): exit if the task's
-/// process is being killed, let the scheduler switch first if it wants the CPU, otherwise
-/// run in ONCPU_USR from now (`sched::enter_user_mode`: the checks and the state switch
-/// under one lock). Call with interrupts off, so no kill slips in before ring 3; a switch
+/// Going back to ring 3 (after a system call, an interrupt or exception from user mode, or
+/// for the first time) with the registers `regs`: exit if the task's process is being
+/// killed, let the scheduler switch first if it wants the CPU, stop if the process is
+/// stopping, deliver a pending signal (`sigdeliver.rs`: its action, or the handler's frame,
+/// which rewrites `regs`), otherwise run in ONCPU_USR from now (`sched::enter_user_mode`:
+/// the checks and the state switch under one lock). `from_syscall`: the end of a system
+/// call, whose interrupted result (`ERESTARTSYS`...) becomes `EINTR` or a restart here.
+/// Call with interrupts off, so no kill and no signal slips in before ring 3; a switch
 /// returns here with them still off, and the checks run again.
-pub fn return_to_user() {
+pub fn return_to_user(regs: &mut hal::regs::UserRegs, from_syscall: bool) {
+    let mut syscall = from_syscall.then_some(regs.orig_rax);
     loop {
         match sched::enter_user_mode() {
-            sched::UserReturn::Ready => return,
+            sched::UserReturn::Ready => break,
             sched::UserReturn::Killed => exit_killed(),
             sched::UserReturn::Reschedule => sched::preempt_if_needed(),
             sched::UserReturn::Stop => super::stop_if_requested(),
+            sched::UserReturn::Signal => super::sigdeliver::deliver(regs, &mut syscall),
         }
     }
+    super::sigdeliver::finish(regs, &mut syscall);
 }
 
 fn exit_killed() -> ! {

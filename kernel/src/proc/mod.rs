@@ -66,10 +66,14 @@ pub use notify::{register_exit_observer, register_spawn_observer, ExitEvent, Exi
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used, use_privilege};
 pub use reap::{wait, wait_child, WaitOptions, WaitResult, Waited};
 pub use sigcalls::{pause, sigaction, sigaltstack, sigpending, sigprocmask, sigsuspend, sigtimedwait, tgkill};
-pub use sigdeliver::{fault_signal, finish_syscall, handle_pending, sigreturn};
+pub use sigdeliver::{fault_signal, sigreturn_regs};
 pub use signal::{kill, raise};
 pub use threads::create_thread;
-pub use user::{current_file, current_files, current_vm, exec_user, spawn_user, user_page_fault, UserFault};
+#[allow(unused_imports, reason = "used by fork, clone and the thread exit path (issue #17)")]
+pub use user::{clear_child_tid, UserStart};
+pub use user::{
+    current_file, current_files, current_vm, exec_user, set_clear_child_tid, spawn_user, user_page_fault, UserFault,
+};
 
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::sync::Arc;

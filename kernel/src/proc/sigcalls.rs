@@ -14,7 +14,7 @@ use tally_tasktable::TaskKey;
 use tally_uapi::errno::{EAGAIN, EINTR, EINVAL, EPERM, ESRCH};
 use tally_uapi::signal::{KernelSigaction, SigInfo, StackT, NSIG, SIGKILL, SIGSTOP, SIG_IGN, SI_TKILL};
 
-use crate::sched::{self, slot_of};
+use crate::sched;
 
 /// `rt_sigaction(sig, act, oldact)`: set `sig`'s action to `new` (if given) and return the
 /// old one. `EINVAL` for a number outside 1..=64, and for a new action for SIGKILL or

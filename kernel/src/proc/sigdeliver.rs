@@ -31,6 +31,8 @@ use tally_signals::frame::{self, FaultInfo};
 use tally_signals::{restart_after, Act, Restart, SigSet};
 use tally_uapi::signal::{KernelSigaction, SigContext, SigInfo, UContext, FPSTATE_SIZE, SIGSEGV};
 
+use hal::regs::UserRegs;
+
 use super::vm::FaultOutcome;
 use super::Procs;
 use crate::sched;
@@ -116,11 +118,60 @@ pub fn handle_pending(regs: &mut SigContext, syscall: &mut Option<u64>) {
     });
 }
 
+/// [`handle_pending`] on the registers of a return to user mode.
+pub(super) fn deliver(regs: &mut UserRegs, syscall: &mut Option<u64>) {
+    let mut ctx = to_sigcontext(regs);
+    handle_pending(&mut ctx, syscall);
+    from_sigcontext(regs, &ctx);
+}
+
 /// The thread returns to user mode with nothing (more) to deliver: a system call still
 /// marked as interrupted is restarted (no handler ran).
-pub fn finish_syscall(regs: &mut SigContext, syscall: &mut Option<u64>) {
+pub(super) fn finish(regs: &mut UserRegs, syscall: &mut Option<u64>) {
     if let Some(nr) = syscall.take() {
-        restart(regs, nr, None);
+        if tally_signals::restart_after(regs.rax as i64, None) == Restart::Rewind {
+            regs.rax = nr;
+            regs.rip = regs.rip.wrapping_sub(2);
+        }
+    }
+}
+
+/// The user registers as a signal frame's `sigcontext` holds them.
+pub fn to_sigcontext(r: &UserRegs) -> SigContext {
+    SigContext {
+        r8: r.r8,
+        r9: r.r9,
+        r10: r.r10,
+        r11: r.r11,
+        r12: r.r12,
+        r13: r.r13,
+        r14: r.r14,
+        r15: r.r15,
+        rdi: r.rdi,
+        rsi: r.rsi,
+        rbp: r.rbp,
+        rbx: r.rbx,
+        rdx: r.rdx,
+        rax: r.rax,
+        rcx: r.rcx,
+        rsp: r.rsp,
+        rip: r.rip,
+        eflags: r.rflags,
+        cs: r.cs as u16,
+        ss: r.ss as u16,
+        ..Default::default()
+    }
+}
+
+/// Back from a `sigcontext` (`orig_rax` untouched; the selectors stay the user's).
+pub fn from_sigcontext(r: &mut UserRegs, c: &SigContext) {
+    (r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15) = (c.r8, c.r9, c.r10, c.r11, c.r12, c.r13, c.r14, c.r15);
+    (r.rdi, r.rsi, r.rbp, r.rbx, r.rdx, r.rax, r.rcx) = (c.rdi, c.rsi, c.rbp, c.rbx, c.rdx, c.rax, c.rcx);
+    (r.rsp, r.rip, r.rflags) = (c.rsp, c.rip, c.eflags);
+    if !r.sanitize() {
+        // Checked where the values came from (the frame's setup, rt_sigreturn): only a
+        // handler address outside user space gets here.
+        bad_frame("signal handler outside user space");
     }
 }
 
@@ -164,6 +215,15 @@ pub fn fault_signal(info: SigInfo, fault: FaultInfo) -> bool {
         p.recalc_sigpending(me);
         true
     })
+}
+
+/// `rt_sigreturn` on the system call's frame: [`sigreturn`], and the frame no longer counts
+/// as a system call that could be restarted (Linux sets `orig_ax` to -1).
+pub fn sigreturn_regs(regs: &mut UserRegs) {
+    let mut ctx = to_sigcontext(regs);
+    sigreturn(&mut ctx);
+    from_sigcontext(regs, &ctx);
+    regs.orig_rax = u64::MAX;
 }
 
 /// `rt_sigreturn`: the thread's registers, mask, FPU state and alternate stack from the

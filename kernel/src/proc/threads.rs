@@ -25,7 +25,7 @@ use tally_tasktable::CreateKind;
 use super::create::SpawnAttr;
 use tally_uapi::errno::{EAGAIN, EINTR, EINVAL};
 
-use super::user::start_user_task;
+use super::user::{start_user_task, UserStart};
 use super::vm::{USER_END, USER_MIN_ADDR};
 use crate::base::config::MAX_THREADS_PER_PROCESS;
 use crate::sched::{self, slot_of};
@@ -57,5 +57,5 @@ pub fn create_thread(
     let rsp = stack_top - 8;
     write_return_address(rsp)?;
     let name = core::str::from_utf8(&name).unwrap_or("").trim_end_matches('\0');
-    start_user_task(name, params, vm, (entry, rsp, arg), (CreateKind::Thread, SpawnAttr::NONE), false)
+    start_user_task(name, params, vm, UserStart::at(entry, rsp, arg), (CreateKind::Thread, SpawnAttr::NONE), false)
 }

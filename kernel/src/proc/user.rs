@@ -25,14 +25,35 @@ use super::vm::{FaultOutcome, Vm, USER_END};
 use super::Payload;
 use crate::file::{FileTable, OpenFile};
 use crate::sched::{self, SchedParams, ThreadStart};
+use hal::regs::UserRegs;
+
+/// How a user thread starts: every register (a new program's are all zero but `rip`,
+/// `rsp` and perhaps `rdi`; a forked child's are its parent's, with `rax = 0`) and its FS
+/// base (a new thread's TLS pointer, `clone`'s `CLONE_SETTLS`; a forked child's copy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserStart {
+    pub regs: UserRegs,
+    pub fs_base: u64,
+}
+
+impl UserStart {
+    /// Start at `rip` with stack pointer `rsp` and `rdi = arg`, every other register zero.
+    pub fn at(rip: u64, rsp: u64, arg: u64) -> UserStart {
+        UserStart { regs: UserRegs::start(rip, rsp, arg), fs_base: 0 }
+    }
+}
 
 /// What the task table keeps for a task that has a user mode.
 pub struct UserContext {
     vm: Arc<Vm>,
     /// The process's descriptors, shared by its threads (`crate::file`).
     files: Arc<FileTable>,
-    /// Where user mode starts: instruction pointer, stack pointer, `rdi`.
-    start: (u64, u64, u64),
+    /// Where user mode starts (read once, by the thread's first run).
+    start: UserStart,
+    /// `set_tid_address`/`CLONE_CHILD_CLEARTID`: the user address where this thread's tid
+    /// is cleared, and a futex waiter woken, when it exits (0: none) — how a thread library
+    /// learns that a thread it joins has ended.
+    clear_child_tid: u64,
 }
 
 impl UserContext {
@@ -49,27 +70,27 @@ impl UserContext {
 /// with stack pointer `rsp` and `arg` in `rdi`. Returns its pid. `EINVAL` if `entry` or
 /// `rsp` is not a user address.
 pub fn spawn_user(name: &str, params: SchedParams, vm: Arc<Vm>, entry: u64, rsp: u64, arg: u64) -> Result<i32, i32> {
-    start_user_task(name, params, vm, (entry, rsp, arg), (CreateKind::Process, SpawnAttr::NONE), false)
+    start_user_task(name, params, vm, UserStart::at(entry, rsp, arg), (CreateKind::Process, SpawnAttr::NONE), false)
 }
 
 /// Turn the running task, a kernel thread, into a user process running `vm`'s program from
 /// `entry` with stack pointer `rsp` and `arg` in `rdi`, in place; returns only on failure
 /// (see `exec_current`). The self-tests' counterpart of `exec_program`.
 pub fn exec_user(name: &str, vm: Arc<Vm>, entry: u64, rsp: u64, arg: u64) -> Result<Infallible, i32> {
-    exec_current(name, vm, (entry, rsp, arg))
+    exec_current(name, vm, UserStart::at(entry, rsp, arg))
 }
 
 /// Start a user task of `kind` (a new process, or a thread of the current process) running
-/// `vm` from `start` = (rip, rsp, rdi); `exec`: a loaded program (see `start_task`).
+/// `vm` from `start`; `exec`: a loaded program (see `start_task`).
 pub(super) fn start_user_task(
     name: &str,
     params: SchedParams,
     vm: Arc<Vm>,
-    start: (u64, u64, u64),
+    start: UserStart,
     kind: (CreateKind, SpawnAttr),
     exec: bool,
 ) -> Result<i32, i32> {
-    if start.0 >= USER_END || start.1 > USER_END {
+    if start.regs.rip >= USER_END || start.regs.rsp > USER_END || start.fs_base >= USER_END {
         return Err(EINVAL);
     }
     // A thread shares its process's descriptors; a new process gets a copy of its parent's
@@ -81,20 +102,19 @@ pub(super) fn start_user_task(
         (_, None) => Arc::new(FileTable::with_console()),
     };
     let thread = sched::new_thread(Some(Arc::clone(vm.space())))?;
-    let payload = Payload { user: Some(UserContext { vm, files, start }), group_exit: None };
+    let payload = Payload { user: Some(UserContext { vm, files, start, clear_child_tid: 0 }), group_exit: None };
     let body = ThreadStart { body: start_user, arg: 0, exit: exit_after_start };
     start_task(name, params, payload, thread, body, kind, exec)
 }
 
-/// Turn the running task into a user process running `vm` from `start` = (rip, rsp, rdi),
-/// in place (see the module documentation), named `name` and flagged as exec'd; returns
+/// Turn the running task into a user process running `vm` from `start`, in place (see the module documentation), named `name` and flagged as exec'd; returns
 /// only on failure. The task must be a kernel thread alone in its process — init is — so
 /// there is no old memory whose accounting would have to be folded into the process's
 /// totals, and no other thread to stop (`EINVAL` otherwise, or for a non-user `start`).
 /// Its descriptors become the console. The memory integrals start at the process's CPU
 /// time now (`MemAcct::start_at`).
-pub(super) fn exec_current(name: &str, vm: Arc<Vm>, start: (u64, u64, u64)) -> Result<Infallible, i32> {
-    if start.0 >= USER_END || start.1 > USER_END {
+pub(super) fn exec_current(name: &str, vm: Arc<Vm>, start: UserStart) -> Result<Infallible, i32> {
+    if start.regs.rip >= USER_END || start.regs.rsp > USER_END {
         return Err(EINVAL);
     }
     super::with(|p| {
@@ -116,7 +136,7 @@ pub(super) fn exec_current(name: &str, vm: Arc<Vm>, start: (u64, u64, u64)) -> R
             let cur = sched::current();
             if let Ok(t) = p.table.get_mut(cur) {
                 t.exec(name.as_bytes());
-                t.payload_mut().user = Some(UserContext { vm: Arc::clone(&vm), files, start });
+                t.payload_mut().user = Some(UserContext { vm: Arc::clone(&vm), files, start, clear_child_tid: 0 });
             }
             p.process_cpu(cur, hal::tsc::read())
         });
@@ -135,21 +155,40 @@ pub(super) fn exec_current(name: &str, vm: Arc<Vm>, start: (u64, u64, u64)) -> R
 fn start_user(_: u64) {
     let start =
         super::with(|p| p.table.get(sched::current()).ok().and_then(|t| t.payload().user.as_ref().map(|u| u.start)));
-    let Some((rip, rsp, arg)) = start else {
+    let Some(mut start) = start else {
         log::error!("start_user on a task without user state");
         return;
     };
-    // Nothing that needs dropping is alive on this stack now: `enter_user` abandons it.
+    // Checked by `start_user_task`: a user-half address, which the HAL accepts.
+    let _ = sched::set_fs_base(start.fs_base);
+    // Nothing that needs dropping is alive on this stack now: `enter_user_regs` abandons it.
     hal::cpu::without_interrupts(|| {
-        // With interrupts off: a kill cannot come between this check and ring 3.
-        super::return_to_user();
-        hal::usermode::enter_user(rip, rsp, arg)
+        // With interrupts off: a kill cannot come between this check and ring 3. A signal
+        // already pending runs its handler before the first instruction.
+        super::return_to_user(&mut start.regs, false);
+        hal::usermode::enter_user_regs(&start.regs)
     })
 }
 
 /// `start_user` returned: the task had no user state (a bug, logged there).
 fn exit_after_start() -> ! {
     super::exit(0)
+}
+
+/// `set_tid_address(ptr)`: remember where the running thread's tid is cleared at its exit
+/// (0: nowhere). No-op for a kernel thread.
+pub fn set_clear_child_tid(ptr: u64) {
+    super::with(|p| {
+        if let Some(u) = p.table.get_mut(sched::current()).ok().and_then(|t| t.payload_mut().user.as_mut()) {
+            u.clear_child_tid = ptr;
+        }
+    })
+}
+
+/// Where task `key`'s tid is cleared at its exit (0: nowhere, or no such user task).
+#[allow(dead_code, reason = "the thread exit path acts on it with futexes (issue #17)")]
+pub fn clear_child_tid(key: tally_tasktable::TaskKey) -> u64 {
+    super::with(|p| p.table.get(key).ok().and_then(|t| t.payload().user.as_ref()).map_or(0, |u| u.clear_child_tid))
 }
 
 /// The running task's descriptors, if it has a user mode.

@@ -44,8 +44,8 @@ pub(crate) use state::{with, Sched};
 pub use stop::{continue_thread, is_stopped, stop_current, stop_pending, stop_thread};
 pub use switch::{idle_loop, preempt_if_needed, yield_now};
 pub use tasks::{
-    admit, clock_page_reading, exec_user_space, exit_current, exit_invariant_counts, inherited_params, init,
-    map_vvar_header, new_thread, release, set_nice, set_scheduler, NewThread, SchedParams,
+    admit, clock_page_reading, exec_user_space, exit_current, exit_invariant_counts, fs_base, inherited_params, init,
+    map_vvar_header, new_thread, release, set_fs_base, set_nice, set_scheduler, NewThread, SchedParams,
 };
 
 use tally_kstat::IoStats;

@@ -136,6 +136,7 @@ pub fn interrupted() -> bool {
 }
 
 /// Is a signal the running task does not block pending for it?
+#[allow(dead_code, reason = "for the interruptible waits of issue #17 (futex, poll)")]
 pub fn signal_pending() -> bool {
     state::try_with(|s| {
         let me = s.rq.current();

@@ -214,6 +214,23 @@ pub fn exec_user_space(space: Arc<AddressSpace>) {
     thread.exec_user(space);
 }
 
+/// Set the running thread's FS base (`arch_prctl(ARCH_SET_FS)`, a thread's TLS pointer):
+/// `EPERM` for an address outside the user half, as Linux refuses one at or above
+/// `TASK_SIZE_MAX`. Restored at every switch to the thread (`hal::context`).
+pub fn set_fs_base(v: u64) -> Result<(), i32> {
+    let thread = state::with(|s| Arc::clone(&s.current_hot().thread));
+    if thread.set_fs_base(v) {
+        Ok(())
+    } else {
+        Err(tally_uapi::errno::EPERM)
+    }
+}
+
+/// The running thread's FS base.
+pub fn fs_base() -> u64 {
+    state::with(|s| s.current_hot().thread.fs_base())
+}
+
 /// A task leaves the scheduler for good (the task table released it: reaped, or a thread
 /// released at its exit): its clocks join the released total, its state goes, and its
 /// stack is freed by the next task to run (it may still be the one running).

@@ -15,7 +15,7 @@
 //!    important) happens now, then the running microstate becomes ONCPU_USR — the checks
 //!    and the switch under one acquisition of the scheduler's lock.
 //!
-//! Handlers live one file per concern: `io.rs` (read, write, pipe2, close, dup2, dup3, fcntl:
+//! Handlers live one file per concern: `arch_prctl.rs` (a thread's FS base), `io.rs` (read, write, pipe2, close, dup2, dup3, fcntl:
 //! descriptors), `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
 //! `netlink.rs` (bus sockets), `process.rs` (ids, uid, exit), `job_calls.rs` (process
@@ -40,6 +40,7 @@
 //! The path from `syscall` to a handler and back, and every call: `docs/user-mode.md`.
 
 mod acct_calls;
+mod arch_prctl;
 mod blk;
 mod clock_gettime;
 mod files;
@@ -64,14 +65,23 @@ use tally_uapi::errno::ENOSYS;
 use tally_uapi::syscall::*;
 
 use crate::{proc, sched};
-use hal::address_space::USER_END;
 pub use hal::syscall_entry::SyscallFrame;
 
 /// The six argument registers, in ABI order (`rdi rsi rdx r10 r8 r9`).
 pub type Args = [u64; 6];
 /// A handler's outcome: the value for `rax`, or a (positive) errno.
 pub type SysResult = Result<u64, i32>;
-type Handler = fn(&Args) -> SysResult;
+
+/// How a call is handed its arguments: most take the six argument registers; the few that
+/// read or replace the caller's whole register set (`fork`, `execve`, `clone`, returning
+/// from a signal handler) take the frame itself. A frame handler's `Ok` value still goes to
+/// `rax`; one that has set `rax` itself returns `Ok(frame.rax)`.
+#[derive(Clone, Copy)]
+#[allow(dead_code, reason = "frame handlers (fork, execve, clone, rt_sigreturn) arrive with issue #17")]
+pub enum Handler {
+    Args(fn(&Args) -> SysResult),
+    Frame(fn(&mut SyscallFrame) -> SysResult),
+}
 
 /// Numbers are below this (Tally's own calls start at 500).
 pub const NR_SYSCALLS: usize = 511;
@@ -82,74 +92,84 @@ fn enosys(_: &Args) -> SysResult {
 }
 
 /// The dispatch table: by number, the call's name (for traces and reports) and handler;
-/// `("", enosys)` where there is no call, so a lookup needs no second test.
+/// `("", enosys)` where there is no call, so a lookup needs no second test. Entries are
+/// [`Handler::Args`] unless written `Handler::Frame(..)`: `arg!` keeps the list readable.
 pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
-    let mut t: [(&str, Handler); NR_SYSCALLS] = [("", enosys); NR_SYSCALLS];
-    t[SYS_READ] = ("read", io::read);
-    t[SYS_WRITE] = ("write", io::write);
-    t[SYS_OPEN] = ("open", io::open);
-    t[SYS_CLOSE] = ("close", io::close);
-    t[SYS_IOCTL] = ("ioctl", ioctl::ioctl);
-    t[SYS_PIPE2] = ("pipe2", io::pipe2);
-    t[SYS_DUP2] = ("dup2", io::dup2);
-    t[SYS_DUP3] = ("dup3", io::dup3);
-    t[SYS_FCNTL] = ("fcntl", io::fcntl);
-    t[SYS_LSEEK] = ("lseek", files::lseek);
-    t[SYS_STAT] = ("stat", files::stat);
-    t[SYS_FSTAT] = ("fstat", files::fstat);
-    t[SYS_MKDIR] = ("mkdir", files::mkdir);
-    t[SYS_UNLINK] = ("unlink", files::unlink);
-    t[SYS_GETDENTS64] = ("getdents64", files::getdents64);
-    t[SYS_FSYNC] = ("fsync", files::fsync);
-    t[SYS_SOCKET] = ("socket", netlink::socket);
-    t[SYS_SENDTO] = ("sendto", netlink::sendto);
-    t[SYS_RECVFROM] = ("recvfrom", netlink::recvfrom);
-    t[SYS_BIND] = ("bind", netlink::bind);
-    t[SYS_SETSOCKOPT] = ("setsockopt", netlink::setsockopt);
-    t[SYS_GETSOCKOPT] = ("getsockopt", netlink::getsockopt);
-    t[SYS_MMAP] = ("mmap", mmap::mmap);
-    t[SYS_MUNMAP] = ("munmap", mmap::munmap);
-    t[SYS_BRK] = ("brk", mmap::brk);
-    t[SYS_SCHED_YIELD] = ("sched_yield", scheduling::sched_yield);
-    t[SYS_NANOSLEEP] = ("nanosleep", scheduling::nanosleep);
-    t[SYS_GETPID] = ("getpid", process::getpid);
-    t[SYS_EXIT] = ("exit", process::exit);
-    t[SYS_WAIT4] = ("wait4", wait::wait4);
-    t[SYS_KILL] = ("kill", process::kill);
-    t[SYS_GETUID] = ("getuid", process::getuid);
-    t[SYS_SETUID] = ("setuid", process::setuid);
-    t[SYS_GETPPID] = ("getppid", process::getppid);
-    t[SYS_SETPRIORITY] = ("setpriority", scheduling::setpriority);
-    t[SYS_SCHED_SETSCHEDULER] = ("sched_setscheduler", scheduling::sched_setscheduler);
-    t[SYS_GETTID] = ("gettid", process::gettid);
-    t[SYS_CLOCK_GETTIME] = ("clock_gettime", clock_gettime::clock_gettime);
-    t[SYS_EXIT_GROUP] = ("exit_group", process::exit_group);
-    t[SYS_SPAWN] = ("spawn", spawn::spawn);
-    t[SYS_THREAD_CREATE] = ("thread_create", spawn::thread_create);
-    t[SYS_MSA] = ("msa", msa::msa);
-    t[SYS_KSTAT_CHAIN] = ("kstat_chain", kstat_read::kstat_chain);
-    t[SYS_KSTAT_READ] = ("kstat_read", kstat_read::kstat_read);
-    t[SYS_RT_SIGACTION] = ("rt_sigaction", signal_calls::rt_sigaction);
-    t[SYS_RT_SIGPROCMASK] = ("rt_sigprocmask", signal_calls::rt_sigprocmask);
-    t[SYS_RT_SIGPENDING] = ("rt_sigpending", signal_calls::rt_sigpending);
-    t[SYS_RT_SIGTIMEDWAIT] = ("rt_sigtimedwait", signal_calls::rt_sigtimedwait);
-    t[SYS_RT_SIGSUSPEND] = ("rt_sigsuspend", signal_calls::rt_sigsuspend);
-    t[SYS_PAUSE] = ("pause", signal_calls::pause);
-    t[SYS_TKILL] = ("tkill", signal_calls::tkill);
-    t[SYS_TGKILL] = ("tgkill", signal_calls::tgkill);
-    t[SYS_IOCTL] = ("ioctl", ioctl::ioctl);
-    t[SYS_SETPGID] = ("setpgid", job_calls::setpgid);
-    t[SYS_GETPGRP] = ("getpgrp", job_calls::getpgrp);
-    t[SYS_SETSID] = ("setsid", job_calls::setsid);
-    t[SYS_GETPGID] = ("getpgid", job_calls::getpgid);
-    t[SYS_GETSID] = ("getsid", job_calls::getsid);
-    t[SYS_BLK_READ] = ("blk_read", blk::blk_read);
-    t[SYS_BLK_WRITE] = ("blk_write", blk::blk_write);
-    t[SYS_PROC_STAT] = ("proc_stat", procstat::sys_proc_stat);
-    t[SYS_ACCT] = ("acct", acct_calls::acct);
-    t[SYS_JOB_CREATE] = ("job_create", acct_calls::job_create);
-    t[SYS_JOB_GETJID] = ("job_getjid", acct_calls::job_getjid);
-    t[SYS_CSA_CTL] = ("csa_ctl", acct_calls::csa_ctl);
+    let mut t: [(&str, Handler); NR_SYSCALLS] = [("", Handler::Args(enosys)); NR_SYSCALLS];
+    macro_rules! arg {
+        ($name:expr, $f:expr) => {
+            ($name, Handler::Args($f))
+        };
+    }
+    t[SYS_READ] = arg!("read", io::read);
+    t[SYS_WRITE] = arg!("write", io::write);
+    t[SYS_OPEN] = arg!("open", io::open);
+    t[SYS_CLOSE] = arg!("close", io::close);
+    t[SYS_IOCTL] = arg!("ioctl", ioctl::ioctl);
+    t[SYS_PIPE2] = arg!("pipe2", io::pipe2);
+    t[SYS_DUP2] = arg!("dup2", io::dup2);
+    t[SYS_DUP3] = arg!("dup3", io::dup3);
+    t[SYS_FCNTL] = arg!("fcntl", io::fcntl);
+    t[SYS_LSEEK] = arg!("lseek", files::lseek);
+    t[SYS_STAT] = arg!("stat", files::stat);
+    t[SYS_FSTAT] = arg!("fstat", files::fstat);
+    t[SYS_MKDIR] = arg!("mkdir", files::mkdir);
+    t[SYS_UNLINK] = arg!("unlink", files::unlink);
+    t[SYS_GETDENTS64] = arg!("getdents64", files::getdents64);
+    t[SYS_FSYNC] = arg!("fsync", files::fsync);
+    t[SYS_SOCKET] = arg!("socket", netlink::socket);
+    t[SYS_SENDTO] = arg!("sendto", netlink::sendto);
+    t[SYS_RECVFROM] = arg!("recvfrom", netlink::recvfrom);
+    t[SYS_BIND] = arg!("bind", netlink::bind);
+    t[SYS_SETSOCKOPT] = arg!("setsockopt", netlink::setsockopt);
+    t[SYS_GETSOCKOPT] = arg!("getsockopt", netlink::getsockopt);
+    t[SYS_MMAP] = arg!("mmap", mmap::mmap);
+    t[SYS_MUNMAP] = arg!("munmap", mmap::munmap);
+    t[SYS_BRK] = arg!("brk", mmap::brk);
+    t[SYS_SCHED_YIELD] = arg!("sched_yield", scheduling::sched_yield);
+    t[SYS_NANOSLEEP] = arg!("nanosleep", scheduling::nanosleep);
+    t[SYS_GETPID] = arg!("getpid", process::getpid);
+    t[SYS_EXIT] = arg!("exit", process::exit);
+    t[SYS_WAIT4] = arg!("wait4", wait::wait4);
+    t[SYS_KILL] = arg!("kill", process::kill);
+    t[SYS_GETUID] = arg!("getuid", process::getuid);
+    t[SYS_SETUID] = arg!("setuid", process::setuid);
+    t[SYS_GETPPID] = arg!("getppid", process::getppid);
+    t[SYS_SETPRIORITY] = arg!("setpriority", scheduling::setpriority);
+    t[SYS_SCHED_SETSCHEDULER] = arg!("sched_setscheduler", scheduling::sched_setscheduler);
+    t[SYS_GETTID] = arg!("gettid", process::gettid);
+    t[SYS_CLOCK_GETTIME] = arg!("clock_gettime", clock_gettime::clock_gettime);
+    t[SYS_EXIT_GROUP] = arg!("exit_group", process::exit_group);
+    t[SYS_SPAWN] = arg!("spawn", spawn::spawn);
+    t[SYS_THREAD_CREATE] = arg!("thread_create", spawn::thread_create);
+    t[SYS_MSA] = arg!("msa", msa::msa);
+    t[SYS_KSTAT_CHAIN] = arg!("kstat_chain", kstat_read::kstat_chain);
+    t[SYS_KSTAT_READ] = arg!("kstat_read", kstat_read::kstat_read);
+    t[SYS_RT_SIGACTION] = arg!("rt_sigaction", signal_calls::rt_sigaction);
+    t[SYS_RT_SIGPROCMASK] = arg!("rt_sigprocmask", signal_calls::rt_sigprocmask);
+    t[SYS_RT_SIGRETURN] = ("rt_sigreturn", Handler::Frame(signal_calls::rt_sigreturn));
+    t[SYS_RT_SIGPENDING] = arg!("rt_sigpending", signal_calls::rt_sigpending);
+    t[SYS_RT_SIGTIMEDWAIT] = arg!("rt_sigtimedwait", signal_calls::rt_sigtimedwait);
+    t[SYS_RT_SIGSUSPEND] = arg!("rt_sigsuspend", signal_calls::rt_sigsuspend);
+    t[SYS_SIGALTSTACK] = ("sigaltstack", Handler::Frame(signal_calls::sigaltstack));
+    t[SYS_PAUSE] = arg!("pause", signal_calls::pause);
+    t[SYS_TKILL] = arg!("tkill", signal_calls::tkill);
+    t[SYS_TGKILL] = arg!("tgkill", signal_calls::tgkill);
+    t[SYS_IOCTL] = arg!("ioctl", ioctl::ioctl);
+    t[SYS_SETPGID] = arg!("setpgid", job_calls::setpgid);
+    t[SYS_GETPGRP] = arg!("getpgrp", job_calls::getpgrp);
+    t[SYS_SETSID] = arg!("setsid", job_calls::setsid);
+    t[SYS_GETPGID] = arg!("getpgid", job_calls::getpgid);
+    t[SYS_GETSID] = arg!("getsid", job_calls::getsid);
+    t[SYS_BLK_READ] = arg!("blk_read", blk::blk_read);
+    t[SYS_BLK_WRITE] = arg!("blk_write", blk::blk_write);
+    t[SYS_PROC_STAT] = arg!("proc_stat", procstat::sys_proc_stat);
+    t[SYS_ACCT] = arg!("acct", acct_calls::acct);
+    t[SYS_JOB_CREATE] = arg!("job_create", acct_calls::job_create);
+    t[SYS_JOB_GETJID] = arg!("job_getjid", acct_calls::job_getjid);
+    t[SYS_CSA_CTL] = arg!("csa_ctl", acct_calls::csa_ctl);
+    t[SYS_ARCH_PRCTL] = arg!("arch_prctl", arch_prctl::arch_prctl);
+    t[SYS_SET_TID_ADDRESS] = arg!("set_tid_address", process::set_tid_address);
     t
 };
 
@@ -159,11 +179,6 @@ pub fn int_arg(v: u64) -> i32 {
     v as u32 as i32
 }
 
-/// RFLAGS bits a user program may set (Linux's `FLAG_MASK` for sigreturn): the arithmetic
-/// flags, TF, DF, AC, ID. Everything else — IOPL above all — is the kernel's.
-const USER_RFLAGS_MASK: u64 = 0x0025_4dd5;
-const RFLAGS_IF_AND_ONE: u64 = 0x202;
-
 /// Run the system call in `frame` (steps 1–3 of the module comment). Called with
 /// interrupts off (the `syscall` instruction cleared IF); returns with them enabled; the
 /// stub then disables them and calls [`leave`].
@@ -171,29 +186,31 @@ pub fn entry(frame: &mut SyscallFrame) {
     sched::syscall_entered();
     hal::cpu::enable_interrupts();
     frame.rax = dispatch(frame) as u64;
-    // What sysretq will load must be a user context: a handler that rewrote the frame
-    // (exec, signals — later) must not send the CPU anywhere else.
-    if frame.rip >= USER_END {
-        log::warn!("syscall return to non-user rip {:#x}: killing the task", frame.rip);
+    // What sysretq or iretq will load must be a user context: a handler that rewrote the
+    // frame (execve, rt_sigreturn) must not send the CPU anywhere else.
+    if !frame.sanitize() {
+        log::warn!("syscall return to non-user rip {:#x} rsp {:#x}: killing the task", frame.rip, frame.rsp);
         proc::exit_signaled(crate::trap::SIGSEGV);
     }
-    frame.rflags = (frame.rflags & USER_RFLAGS_MASK) | RFLAGS_IF_AND_ONE;
 }
 
 /// Step 4, with interrupts off, just before `sysretq`: back to ONCPU_USR — unless the
 /// process is being killed, in which case the thread exits here, or the scheduler wants the
 /// CPU for another task (the call woke someone more important, or the tick ended the
 /// slice), which it gets first. (Checked with interrupts off, so no `exit_group` and no
-/// wake-up can slip in between the checks and the return to user mode.)
-pub fn leave(_frame: &mut SyscallFrame) {
-    proc::return_to_user();
+/// wake-up can slip in between the checks and the return to user mode.) A pending signal
+/// is delivered here too: its handler's frame rewrites `frame`, and a call it interrupted
+/// (`ERESTARTSYS`) fails with `EINTR` or is restarted (`proc/sigdeliver.rs`).
+pub fn leave(frame: &mut SyscallFrame) {
+    proc::return_to_user(frame, true);
 }
 
 /// Call the handler for `frame`'s number with its arguments; `-errno` on failure.
 pub fn dispatch(frame: &mut SyscallFrame) -> i64 {
     let nr = frame.number();
     let result = match usize::try_from(nr).ok().and_then(|n| TABLE.get(n)) {
-        Some((_, handler)) => handler(frame.args()),
+        Some((_, Handler::Args(handler))) => handler(&frame.args()),
+        Some((_, Handler::Frame(handler))) => handler(frame),
         None => Err(ENOSYS),
     };
     match result {

@@ -1,5 +1,5 @@
 //! Who am I, and goodbye: `getpid`, `gettid`, `getppid`, `getuid`, `setuid`, `exit`,
-//! `exit_group`.
+//! `exit_group`, and `set_tid_address` (where a thread's end is announced).
 //!
 //! Linux's naming, which confuses everyone once: a *thread* is what the kernel schedules and
 //! gives a pid; a *process* is a thread group, named by its leader's pid (the tgid). So
@@ -19,6 +19,13 @@ pub fn getpid(_: &Args) -> SysResult {
 }
 
 pub fn gettid(_: &Args) -> SysResult {
+    Ok(proc::current_tid() as u64)
+}
+
+/// `set_tid_address(tidptr)`: where this thread's tid is cleared when it exits (C libraries
+/// call it once at start; `pthread_join` waits on that word); returns the tid.
+pub fn set_tid_address(a: &Args) -> SysResult {
+    proc::set_clear_child_tid(a[0]);
     Ok(proc::current_tid() as u64)
 }
 

@@ -9,7 +9,7 @@ use tally_signals::SigSet;
 use tally_uapi::errno::EINVAL;
 use tally_uapi::signal::{KernelSigaction, SigInfo, StackT};
 
-use super::{int_arg, usercopy, Args, SysResult};
+use super::{int_arg, usercopy, Args, SyscallFrame, SysResult};
 use crate::proc;
 
 /// Every call here takes a `sigsetsize` of 8 (Linux's `sizeof(sigset_t)` for the kernel).
@@ -114,7 +114,7 @@ pub fn tgkill(a: &Args) -> SysResult {
 }
 
 /// `sigaltstack(ss, old_ss)` for a caller at user stack pointer `rsp`.
-pub fn sigaltstack_at(ss: u64, old: u64, rsp: u64) -> SysResult {
+fn sigaltstack_at(ss: u64, old: u64, rsp: u64) -> SysResult {
     let new = if ss != 0 { Some(StackT::from_bytes(&usercopy::read_array::<{ StackT::SIZE }>(ss)?)) } else { None };
     if old != 0 {
         usercopy::check(old, StackT::SIZE as u64, true)?;
@@ -124,4 +124,17 @@ pub fn sigaltstack_at(ss: u64, old: u64, rsp: u64) -> SysResult {
         usercopy::copy_to_user(old, &was.to_bytes())?;
     }
     Ok(0)
+}
+
+/// `sigaltstack(ss, old_ss)`: a frame handler, for the caller's stack pointer (`EPERM`
+/// while running on the alternate stack).
+pub fn sigaltstack(f: &mut SyscallFrame) -> SysResult {
+    sigaltstack_at(f.rdi, f.rsi, f.rsp)
+}
+
+/// `rt_sigreturn()`: every register from the signal frame (`proc/sigdeliver.rs`); `rax`
+/// is the frame's, so the handler's interrupted code sees its own `rax` again.
+pub fn rt_sigreturn(f: &mut SyscallFrame) -> SysResult {
+    proc::sigreturn_regs(f);
+    Ok(f.rax)
 }

@@ -217,10 +217,22 @@ pub const SYS_SCHED_SETSCHEDULER: usize = 144;
 /// `acct(path)`: process accounting to `path` (an existing regular file on `/var`), or off
 /// with `NULL`; root only. See the module documentation for the contract.
 pub const SYS_ACCT: usize = 163;
+/// `arch_prctl(code, addr)`: [`ARCH_SET_FS`] sets the calling thread's FS base to `addr`
+/// (`EPERM` outside the user half), [`ARCH_GET_FS`] stores it at `addr` (a `u64`;
+/// `EFAULT`). Tally keeps no user GS base and none of Linux's other codes: `EINVAL`.
+pub const SYS_ARCH_PRCTL: usize = 158;
+pub const ARCH_SET_GS: u64 = 0x1001;
+pub const ARCH_SET_FS: u64 = 0x1002;
+pub const ARCH_GET_FS: u64 = 0x1003;
+pub const ARCH_GET_GS: u64 = 0x1004;
 pub const SYS_GETTID: usize = 186;
 /// `getdents64(fd, buf, len)`: directory entries of an `O_DIRECTORY` descriptor as
 /// [`crate::fs::dirent64`] records; 0 at the end.
 pub const SYS_GETDENTS64: usize = 217;
+/// `set_tid_address(tidptr)`: remember `tidptr` as the address where the calling thread's
+/// tid is cleared (a `u32` 0 written, one futex waiter woken) when it exits; returns the
+/// caller's tid. Never fails (the address is checked only when it is used).
+pub const SYS_SET_TID_ADDRESS: usize = 218;
 pub const SYS_CLOCK_GETTIME: usize = 228;
 pub const SYS_EXIT_GROUP: usize = 231;
 pub const SYS_DUP3: usize = 292;

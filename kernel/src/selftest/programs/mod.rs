@@ -16,7 +16,7 @@
 //! `demand` (demand-zero heap and stack pages), `spin` (registers and `xmm0` surviving
 //! preemption).
 
-use tally_uapi::errno::{EBADF, EFAULT, EINVAL, ENOSYS};
+use tally_uapi::errno::{EBADF, EFAULT, EINVAL, ENOSYS, EPERM};
 use tally_uapi::syscall::*;
 
 /// A number no system call has: the `syscalls` program checks it gets `-ENOSYS`.
@@ -31,9 +31,13 @@ hal::user_program!(
 );
 hal::user_program!(
     pub fn syscalls = include_str!("syscalls.S"),
+    ARCH_GET_FS = const ARCH_GET_FS,
+    ARCH_SET_FS = const ARCH_SET_FS,
+    ARCH_SET_GS = const ARCH_SET_GS,
     CLOCK_MONOTONIC = const CLOCK_MONOTONIC,
     EBADF = const EBADF,
     EINVAL = const EINVAL,
+    EPERM = const EPERM,
     ENOSYS = const ENOSYS,
     NO_SUCH_SYSCALL = const NO_SUCH_SYSCALL,
     SYS_CLOCK_GETTIME = const SYS_CLOCK_GETTIME,
@@ -42,7 +46,10 @@ hal::user_program!(
     SYS_GETPPID = const SYS_GETPPID,
     SYS_GETUID = const SYS_GETUID,
     SYS_NANOSLEEP = const SYS_NANOSLEEP,
+    SYS_ARCH_PRCTL = const SYS_ARCH_PRCTL,
+    SYS_GETTID = const SYS_GETTID,
     SYS_SCHED_YIELD = const SYS_SCHED_YIELD,
+    SYS_SET_TID_ADDRESS = const SYS_SET_TID_ADDRESS,
     SYS_WRITE = const SYS_WRITE,
 );
 hal::user_program!(

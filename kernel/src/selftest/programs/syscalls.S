@@ -1,8 +1,9 @@
 // Ring-3 test program `syscalls` (argument in rdi: the parent's pid).
 //
 // Checks getppid, getuid, both clocks, nanosleep, sched_yield, ENOSYS for an unknown
-// number, EINVAL and EBADF, that every register but rax, rcx and r11 survives a call, and a
-// 261-byte write with a two-byte character across the kernel's copy buffer; then
+// number, EINVAL and EBADF, that every register but rax, rcx and r11 survives a call, the
+// FS base (arch_prctl SET/GET, an fs-relative load, EPERM and EINVAL), set_tid_address's
+// tid, and a 261-byte write with a two-byte character across the kernel's copy buffer; then
 // exit_group(0), or exit_group(N) with N the number of the check that failed.
 //
 // Position-independent, loaded at USER_IMAGE_BASE by the self-tests (`programs/mod.rs`);
@@ -133,6 +134,55 @@
     jne .Lsc_regs
     cmp rdi, 0xcccc
     jne .Lsc_regs
+    // The FS base: fs:[8] reads the word 8 bytes above it; GET_FS returns it.
+    mov qword ptr [rsp + 8], 0x5eed
+    mov eax, {SYS_ARCH_PRCTL}           // arch_prctl(ARCH_SET_FS, rsp)
+    mov edi, {ARCH_SET_FS}
+    mov rsi, rsp
+    syscall
+    mov edi, 25
+    test rax, rax
+    jnz .Lsc_fail
+    mov edi, 26
+    cmp qword ptr fs:[8], 0x5eed
+    jne .Lsc_fail
+    mov eax, {SYS_SCHED_YIELD}          // the base survives a trip through the scheduler
+    syscall
+    mov edi, 27
+    cmp qword ptr fs:[8], 0x5eed
+    jne .Lsc_fail
+    mov eax, {SYS_ARCH_PRCTL}           // arch_prctl(ARCH_GET_FS, rsp + 16)
+    mov edi, {ARCH_GET_FS}
+    lea rsi, [rsp + 16]
+    syscall
+    mov edi, 28
+    test rax, rax
+    jnz .Lsc_fail
+    cmp qword ptr [rsp + 16], rsp
+    jne .Lsc_fail
+    mov eax, {SYS_ARCH_PRCTL}           // a kernel address: EPERM
+    mov edi, {ARCH_SET_FS}
+    mov rsi, 0xffff800000000000
+    syscall
+    mov edi, 29
+    cmp rax, -{EPERM}
+    jne .Lsc_fail
+    mov eax, {SYS_ARCH_PRCTL}           // no user GS base: EINVAL
+    mov edi, {ARCH_SET_GS}
+    mov rsi, rsp
+    syscall
+    mov edi, 30
+    cmp rax, -{EINVAL}
+    jne .Lsc_fail
+    mov eax, {SYS_SET_TID_ADDRESS}      // set_tid_address returns gettid()
+    lea rdi, [rsp + 16]
+    syscall
+    mov rbx, rax
+    mov eax, {SYS_GETTID}
+    syscall
+    mov edi, 31
+    cmp rax, rbx
+    jne .Lsc_fail
     // A write longer than the kernel's copy buffer, with a two-byte character across it.
     mov eax, {SYS_WRITE}
     mov edi, 1
