@@ -112,6 +112,22 @@ pub fn return_to_user(regs: &mut hal::regs::UserRegs, from_syscall: bool) {
     super::sigdeliver::finish(regs, &mut syscall);
 }
 
+/// The end of an interrupt or exception that came from user mode (interrupts off, the
+/// running microstate already back to what it was): if the process is being killed the
+/// thread exits here; if it is stopping, it stops (job control: a thread spinning in user
+/// mode stops at the next tick); a pending signal is delivered (its action, or its
+/// handler's frame, which rewrites `regs`). One look at the scheduler when there is
+/// nothing to do.
+pub fn interrupt_return_to_user(regs: &mut hal::regs::UserRegs) {
+    while sched::user_return_work() {
+        exit_if_killed();
+        super::stop_if_requested();
+        if sched::signal_pending() {
+            super::sigdeliver::deliver(regs, &mut None);
+        }
+    }
+}
+
 fn exit_killed() -> ! {
     // The status given here is only used if the group status is somehow missing.
     exit_with(ExitStatus::signaled(9, false).unwrap_or_default(), false)

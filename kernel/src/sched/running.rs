@@ -135,8 +135,17 @@ pub fn interrupted() -> bool {
     .unwrap_or(false)
 }
 
+/// Has the running task anything to do before it returns to user mode from an interrupt
+/// or an exception — exit (killed), stop, or look at its signals? One look under the lock.
+pub fn user_return_work() -> bool {
+    state::try_with(|s| {
+        let me = s.rq.current();
+        s.hot(me).is_some_and(|h| h.killed || h.stop || h.sigpending)
+    })
+    .unwrap_or(false)
+}
+
 /// Is a signal the running task does not block pending for it?
-#[allow(dead_code, reason = "for the interruptible waits of issue #17 (futex, poll)")]
 pub fn signal_pending() -> bool {
     state::try_with(|s| {
         let me = s.rq.current();
