@@ -77,12 +77,6 @@ impl UserRegs {
         self.orig_rax
     }
 
-    /// The six system-call arguments, in ABI order (`rdi rsi rdx r10 r8 r9`: the fourth is
-    /// `r10` because `syscall` overwrites `rcx`).
-    pub fn args(&self) -> [u64; 6] {
-        [self.rdi, self.rsi, self.rdx, self.r10, self.r8, self.r9]
-    }
-
     /// Make the frame safe to return to ring 3 whatever the kernel (or a signal frame a
     /// program wrote) put in it: user selectors, RFLAGS limited to what user code may set
     /// plus IF. Returns false if `rip` or `rsp` is not a user address — the caller must then
@@ -101,5 +95,24 @@ impl UserRegs {
     /// stack). Any other frame leaves by `iretq`, which restores every register.
     pub fn sysret_safe(&self) -> bool {
         self.rcx == self.rip && self.r11 == self.rflags && self.rip < USER_END
+    }
+}
+
+/// `regs[i]`: system-call argument `i` (0..6) in ABI order — `rdi rsi rdx r10 r8 r9`, the
+/// fourth `r10` because `syscall` overwrites `rcx` — read where the stub saved it: no copy on
+/// the hot path, and a constant index compiles to one load. Any other index is a kernel bug.
+impl core::ops::Index<usize> for UserRegs {
+    type Output = u64;
+
+    fn index(&self, i: usize) -> &u64 {
+        match i {
+            0 => &self.rdi,
+            1 => &self.rsi,
+            2 => &self.rdx,
+            3 => &self.r10,
+            4 => &self.r8,
+            5 => &self.r9,
+            _ => panic!("system-call argument {i} does not exist"),
+        }
     }
 }

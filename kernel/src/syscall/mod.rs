@@ -65,10 +65,12 @@ use tally_uapi::errno::ENOSYS;
 use tally_uapi::syscall::*;
 
 use crate::{proc, sched};
+use hal::address_space::USER_END;
 pub use hal::syscall_entry::SyscallFrame;
 
-/// The six argument registers, in ABI order (`rdi rsi rdx r10 r8 r9`).
-pub type Args = [u64; 6];
+/// The six argument registers, read in place in the saved frame: `a[0]`…`a[5]` are
+/// `rdi rsi rdx r10 r8 r9` (ABI order; `UserRegs`' `Index`).
+pub type Args = SyscallFrame;
 /// A handler's outcome: the value for `rax`, or a (positive) errno.
 pub type SysResult = Result<u64, i32>;
 
@@ -186,10 +188,11 @@ pub fn entry(frame: &mut SyscallFrame) {
     sched::syscall_entered();
     hal::cpu::enable_interrupts();
     frame.rax = dispatch(frame) as u64;
-    // What sysretq or iretq will load must be a user context: a handler that rewrote the
-    // frame (execve, rt_sigreturn) must not send the CPU anywhere else.
-    if !frame.sanitize() {
-        log::warn!("syscall return to non-user rip {:#x} rsp {:#x}: killing the task", frame.rip, frame.rsp);
+    // What sysretq or iretq will load must be a user context: a `syscall` in the last bytes
+    // of the user half returns to a non-canonical address, which `iretq` would fault on in
+    // ring 0, and a frame handler's bad frame is refused here too.
+    if frame.rip >= USER_END {
+        log::warn!("syscall return to non-user rip {:#x}: killing the task", frame.rip);
         proc::exit_signaled(crate::trap::SIGSEGV);
     }
 }
@@ -209,8 +212,16 @@ pub fn leave(frame: &mut SyscallFrame) {
 pub fn dispatch(frame: &mut SyscallFrame) -> i64 {
     let nr = frame.number();
     let result = match usize::try_from(nr).ok().and_then(|n| TABLE.get(n)) {
-        Some((_, Handler::Args(handler))) => handler(&frame.args()),
-        Some((_, Handler::Frame(handler))) => handler(frame),
+        Some((_, Handler::Args(handler))) => handler(frame),
+        Some((_, Handler::Frame(handler))) => {
+            // The handler may have rewritten the frame (execve, rt_sigreturn): make it one
+            // ring 3 can take (user selectors and RFLAGS; else the task dies below).
+            let r = handler(frame);
+            if !frame.sanitize() {
+                frame.rip = USER_END; // refused below
+            }
+            r
+        }
         None => Err(ENOSYS),
     };
     match result {
