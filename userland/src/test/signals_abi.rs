@@ -16,8 +16,12 @@
 //! when a handler without `SA_RESTART` runs, and the read goes on with `SA_RESTART`. A
 //! SIGSEGV handler (26-29) after a bad read gets `si_addr`, `SEGV_MAPERR`, `cr2` and
 //! `trapno` 14, and moves the program on past the read. A thread spinning in user mode
-//! (30) gets a signal at an interrupt. A forged frame (31-32: `rip` non-canonical, or in
-//! the kernel) kills only its process, with SIGSEGV.
+//! (30) gets a signal at an interrupt. `rt_sigsuspend` (31) ends with `EINTR` once a
+//! handler ran and gives the old mask back. A forged frame (32-33: `rip` non-canonical, or
+//! in the kernel) kills only its process, with SIGSEGV. SIGCHLD taken with
+//! `rt_sigtimedwait` carries `CLD_EXITED`, the child's pid and status (34); a caught SIGTSTP
+//! runs its handler instead of stopping the process (35); `tgkill`'s `ESRCH` and `EINVAL`
+//! (36); `SA_RESETHAND` (37).
 #![no_std]
 #![no_main]
 #![deny(unsafe_code)]
@@ -26,10 +30,10 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use tally_rt::fixture::{check, expect_err, expect_ok};
 use tally_rt::signal::{self, Recorder, FORGE_RIP};
-use tally_rt::uapi::errno::{EAGAIN, EINTR, EINVAL, ENOMEM};
+use tally_rt::uapi::errno::{EAGAIN, EINTR, EINVAL, ENOMEM, ESRCH};
 use tally_rt::uapi::signal::{
-    StackT, MINSIGSTKSZ, SA_ONSTACK, SA_RESTART, SEGV_MAPERR, SIGKILL, SIGSEGV, SIGSTOP, SIGUSR1, SIGUSR2,
-    SIG_BLOCK, SIG_SETMASK, SIG_UNBLOCK, SI_USER, SS_DISABLE, UC_SIGCONTEXT_SS,
+    StackT, CLD_EXITED, MINSIGSTKSZ, SA_ONSTACK, SA_RESETHAND, SA_RESTART, SEGV_MAPERR, SIGCHLD, SIGKILL, SIGSEGV,
+    SIGSTOP, SIGTSTP, SIGUSR1, SIGUSR2, SIG_BLOCK, SIG_SETMASK, SIG_UNBLOCK, SI_USER, SS_DISABLE, UC_SIGCONTEXT_SS,
 };
 use tally_rt::uapi::syscall::Timespec;
 use tally_rt::uapi::wait::{wifsignaled, wtermsig};
@@ -194,16 +198,58 @@ fn main() -> i32 {
         core::hint::spin_loop();
     }
     HELPER_MODE.store(0, Ordering::SeqCst);
+
+    // rt_sigsuspend: the mask it gives stands until a handler has run, then the old one.
+    let _ = signal::sigprocmask(SIG_SETMASK, Some(bit(SIGUSR1)));
+    let before = Recorder::count();
+    HELPER_MODE.store(1, Ordering::SeqCst);
+    let e = signal::sigsuspend(0);
+    HELPER_MODE.store(0, Ordering::SeqCst);
+    let mask = signal::sigprocmask(SIG_SETMASK, Some(0));
+    check(e == tally_rt::Errno(EINTR) && Recorder::count() > before && mask == Ok(bit(SIGUSR1)), 31);
     HELPER_DONE.store(1, Ordering::SeqCst);
 
     // Forged frames kill only their process.
-    for (n, mode) in [(31, "forge-noncanonical"), (32, "forge-kernel")] {
+    for (n, mode) in [(32, "forge-noncanonical"), (33, "forge-kernel")] {
         let Ok(child) = sys::spawn("/test/signals_abi", &["signals_abi", mode]) else { return n };
         let mut status = 0;
         check(sys::wait4(child as isize, Some(&mut status), 0, None) == Ok(child), n);
         check(wifsignaled(status) && wtermsig(status) == SIGSEGV as i32, n);
     }
-    println!("signals_abi: 32 checks passed");
+    // SIGCHLD waited for with rt_sigtimedwait, as a C library's posix_spawn-and-wait does.
+    let _ = signal::sigprocmask(SIG_BLOCK, Some(bit(SIGCHLD)));
+    let Ok(child) = sys::spawn("/test/exiter", &["exiter"]) else { return 34 };
+    let got = signal::sigtimedwait(bit(SIGCHLD), None);
+    check(
+        got.is_ok_and(|i| i.signo == SIGCHLD as i32 && i.code == CLD_EXITED && i.pid == child as i32 && i.status == 0),
+        34,
+    );
+    check(sys::wait4(child as isize, None, 0, None) == Ok(child), 34);
+    let _ = signal::sigprocmask(SIG_UNBLOCK, Some(bit(SIGCHLD)));
+
+    // A caught stop signal runs its handler instead of stopping the process.
+    check(Recorder::install(SIGTSTP, 0, 0).is_ok(), 35);
+    let before = Recorder::count();
+    check(
+        sys::kill(pid as isize, SIGTSTP as i32).is_ok()
+            && Recorder::count() == before + 1
+            && signal::RECORDED_SIG.load(Ordering::SeqCst) == SIGTSTP as u64,
+        35,
+    );
+
+    // tgkill's checks, and a signal to this very thread.
+    let tid = MAIN_TID.load(Ordering::SeqCst) as usize;
+    expect_err(signal::tgkill(pid, 999_999, SIGUSR1), ESRCH, 36);
+    expect_err(signal::tgkill(0, tid, SIGUSR1), EINVAL, 36);
+    expect_err(signal::tgkill(pid + 1, tid, SIGUSR1), ESRCH, 36);
+    expect_ok(signal::tgkill(pid, tid, 0), 0, 36);
+
+    // SA_RESETHAND: the handler runs once, then the default action is back.
+    check(Recorder::install(SIGUSR1, SA_RESETHAND, 0).is_ok(), 37);
+    let before = Recorder::count();
+    let _ = signal::tgkill(pid, tid, SIGUSR1);
+    check(Recorder::count() == before + 1 && signal::sigaction(SIGUSR1, None).is_ok_and(|a| a.sa_handler == 0), 37);
+    println!("signals_abi: 37 checks passed");
     0
 }
 
