@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 use tally_msgbus::taskstats::TaskstatsSource;
 use tally_msgbus::{Sender, SockId};
 use tally_runqueue::SleepKind;
-use tally_signals::ERESTARTSYS;
+use tally_sig::ERESTARTSYS;
 use tally_uapi::errno::EAGAIN;
 
 use super::{with_bus, State, READERS};

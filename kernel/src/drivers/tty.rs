@@ -46,7 +46,7 @@ use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use spin::Mutex;
 use tally_ldisc::{Ldisc, Sink};
-use tally_signals::ERESTARTSYS;
+use tally_sig::ERESTARTSYS;
 use tally_uapi::tty::{Termios, Winsize};
 
 use crate::base::config::CONSOLE_INPUT_SIZE as RING_SIZE;

@@ -21,7 +21,7 @@
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use spin::Mutex;
-use tally_signals::ERESTARTSYS;
+use tally_sig::ERESTARTSYS;
 use tally_uapi::errno::{EFAULT, EPIPE};
 
 use crate::sync::WaitQueue;

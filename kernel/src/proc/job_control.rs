@@ -94,7 +94,7 @@ pub fn console_read_check() -> Result<(), i32> {
             ReadCheck::Allowed => return Ok(()),
             ReadCheck::Refused(e) => return Err(e),
             // Killed, or SIGTTIN caught (its handler runs; the read restarts with SA_RESTART).
-            ReadCheck::Stopped if sched::interrupted() => return Err(tally_signals::ERESTARTSYS),
+            ReadCheck::Stopped if sched::interrupted() => return Err(tally_sig::ERESTARTSYS),
             ReadCheck::Stopped => {}
         }
     }

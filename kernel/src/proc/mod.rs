@@ -45,9 +45,9 @@ pub mod oom;
 mod prio;
 pub mod ramdisk;
 mod reap;
-pub mod signal;
 mod sigcalls;
 mod sigdeliver;
+pub mod signal;
 mod threads;
 mod user;
 pub mod vm;
@@ -55,9 +55,7 @@ pub mod vm;
 pub use cputime::{current_process_cpu_ticks, on_cpu, ProcessClocks};
 pub use create::{init, spawn, spawn_daemon, spawn_thread, SpawnAttr};
 pub use exec::{exec_program, spawn_program, spawn_program_in, spawn_program_vm};
-pub use exit::{
-    exit, exit_group, exit_signaled, interrupt_return_to_user, recent_exits, return_to_user, ExitLogEntry,
-};
+pub use exit::{exit, exit_group, exit_signaled, interrupt_return_to_user, recent_exits, return_to_user, ExitLogEntry};
 pub use ids::{current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, ppid, Identity};
 pub use job_control::{
     console_read_check, getpgid, getsid, give_up_tty, set_controlling_tty, setpgid, setsid, signal_foreground,

@@ -9,8 +9,8 @@
 
 use tally_microstate::MsaTimes;
 use tally_runqueue::SleepKind;
+use tally_sig::ERESTARTSYS;
 use tally_tasktable::{ExitStatus, TaskKey, WaitFor, WaitOpts, WaitOutcome};
-use tally_signals::ERESTARTSYS;
 use tally_uapi::errno::EAGAIN;
 
 use super::{Procs, Totals};

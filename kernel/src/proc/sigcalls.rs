@@ -2,14 +2,14 @@
 //! alternate stack, signals to one thread
 //!
 //! The system calls (`syscall/signal_calls.rs`) copy the user's structures in and out;
-//! the rules are here and in `tally_signals`, on the state `signal.rs` keeps: each a few
+//! the rules are here and in `tally_sig`, on the state `signal.rs` keeps: each a few
 //! lines under the task table's lock, ending with the caller's "signal pending" flag
 //! recomputed (Linux's `recalc_sigpending`) when its mask or its pending sets changed.
 //! Waiting (`rt_sigtimedwait`, `rt_sigsuspend`, `pause`) sleeps interruptibly: any signal
 //! the thread does not block wakes it (`sched::set_signal_pending`). See
 //! `docs/user-mode.md` (signals).
 
-use tally_signals::{Act, SigSet, ERESTARTNOHAND};
+use tally_sig::{Act, SigSet, ERESTARTNOHAND};
 use tally_tasktable::TaskKey;
 use tally_uapi::errno::{EAGAIN, EINTR, EINVAL, EPERM, ESRCH};
 use tally_uapi::signal::{KernelSigaction, SigInfo, StackT, NSIG, SIGKILL, SIGSTOP, SIG_IGN, SI_TKILL};
@@ -74,7 +74,8 @@ fn take_from(set: SigSet) -> Option<SigInfo> {
     super::with(|p| {
         let me = sched::current();
         let leader = p.table.leader(me).ok()?;
-        let info = p.signals.thread(me).pending.take_next(set).or_else(|| p.signals.process(leader).pending.take_next(set));
+        let info =
+            p.signals.thread(me).pending.take_next(set).or_else(|| p.signals.process(leader).pending.take_next(set));
         p.recalc_sigpending(me);
         info
     })
@@ -142,7 +143,7 @@ pub fn pause() -> Result<u64, i32> {
 }
 
 /// `sigaltstack(ss, old_ss)` for a caller whose user stack pointer is `rsp`: the old
-/// alternate stack, and the new one set if `new` (`tally_signals::AltStack::set`'s checks).
+/// alternate stack, and the new one set if `new` (`tally_sig::AltStack::set`'s checks).
 pub fn sigaltstack(new: Option<StackT>, rsp: u64) -> Result<StackT, i32> {
     super::with(|p| {
         let t = p.signals.thread(sched::current());

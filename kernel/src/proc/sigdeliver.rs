@@ -9,7 +9,7 @@
 //! * ignored: nothing (it was counted when sent);
 //! * a default action: the process stops (job control) or dies, as `kill` would have done
 //!   had the signal not been blocked when it came;
-//! * a handler: Linux's `rt_sigframe` is laid out (`tally_signals::frame::setup`: below the
+//! * a handler: Linux's `rt_sigframe` is laid out (`tally_sig::frame::setup`: below the
 //!   red zone or on the alternate stack), the FPU state (`hal::fpu::save`) and the frame
 //!   are copied to the user stack, and the registers the thread returns with become the
 //!   handler's: `rip` = the handler, `rdi` = the signal, `rsi` = `&info`, `rdx` = `&uc`,
@@ -20,15 +20,15 @@
 //!
 //! A system call cut short by the signal returned `ERESTARTSYS`/`ERESTARTNOHAND`: here it
 //! becomes `EINTR`, or the call is restarted — `rip` back over the 2-byte `syscall`, `rax`
-//! the call's number again (`tally_signals::restart_after`: `SA_RESTART`, or no handler).
+//! the call's number again (`tally_sig::restart_after`: `SA_RESTART`, or no handler).
 //!
 //! [`sigreturn`] is the handler's way back: `sa_restorer` calls `rt_sigreturn` with `rsp`
 //! at the frame's `ucontext`; the registers, the mask, the FPU state and the alternate
-//! stack come back from it, checked (`tally_signals::frame::restore`): a frame whose `rip`
+//! stack come back from it, checked (`tally_sig::frame::restore`): a frame whose `rip`
 //! or `rsp` is not a user address kills the process with SIGSEGV, never the kernel.
 
-use tally_signals::frame::{self, FaultInfo};
-use tally_signals::{restart_after, Act, Restart, SigSet};
+use tally_sig::frame::{self, FaultInfo};
+use tally_sig::{restart_after, Act, Restart, SigSet};
 use tally_uapi::signal::{KernelSigaction, SigContext, SigInfo, UContext, FPSTATE_SIZE, SIGSEGV};
 
 use hal::regs::UserRegs;
@@ -44,7 +44,7 @@ enum Next {
     /// Its default action was taken (a stop or a death): the return loop acts on it.
     Acted,
     /// Run this handler.
-    Handler { info: SigInfo, action: KernelSigaction, blocked: SigSet, alt: tally_signals::AltStack, fault: FaultInfo },
+    Handler { info: SigInfo, action: KernelSigaction, blocked: SigSet, alt: tally_sig::AltStack, fault: FaultInfo },
 }
 
 impl Procs {
@@ -76,7 +76,8 @@ impl Procs {
                     self.signals.process(leader).actions.handler_entered(sig);
                     let t = self.signals.thread(me);
                     let blocked = t.saved_mask.take().unwrap_or(t.blocked);
-                    let fault = if info.addr.is_some() { t.fault.take().unwrap_or_default() } else { FaultInfo::default() };
+                    let fault =
+                        if info.addr.is_some() { t.fault.take().unwrap_or_default() } else { FaultInfo::default() };
                     let alt = t.altstack;
                     return Next::Handler { info, action, blocked, alt, fault };
                 }
@@ -129,7 +130,7 @@ pub(super) fn deliver(regs: &mut UserRegs, syscall: &mut Option<u64>) {
 /// marked as interrupted is restarted (no handler ran).
 pub(super) fn finish(regs: &mut UserRegs, syscall: &mut Option<u64>) {
     if let Some(nr) = syscall.take() {
-        if tally_signals::restart_after(regs.rax as i64, None) == Restart::Rewind {
+        if tally_sig::restart_after(regs.rax as i64, None) == Restart::Rewind {
             regs.rax = nr;
             regs.rip = regs.rip.wrapping_sub(2);
         }

@@ -1,6 +1,6 @@
 //! # Signals: `kill`, dispositions, masks, pending sets, and the SIG count
 //!
-//! A process's signals are Linux's model ([`tally_signals`] holds the logic, host-tested):
+//! A process's signals are Linux's model ([`tally_sig`] holds the logic, host-tested):
 //! each process has a disposition per signal (`rt_sigaction`: default, ignore, or a handler
 //! run in user mode) and a pending set shared by its threads (`kill`); each thread has a
 //! blocked mask (`rt_sigprocmask`), a pending set of its own (`tgkill`, its faults), and an
@@ -39,12 +39,12 @@
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
-use tally_signals::{Act, AltStack, Dispositions, Pending, SigSet};
+use tally_sig::{Act, AltStack, Dispositions, Pending, SigSet};
 use tally_tasktable::{ExitState, ExitStatus, TaskKey, INIT_PID};
 use tally_uapi::errno::{EINVAL, EPERM, ESRCH};
 use tally_uapi::signal::{
-    default_action, DefaultAction, SigInfo, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED,
-    CLD_STOPPED, NSIG, SIGCHLD, SIGCONT, SIGKILL, SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU, SI_USER,
+    default_action, DefaultAction, SigInfo, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED, NSIG,
+    SIGCHLD, SIGCONT, SIGKILL, SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU, SI_USER,
 };
 
 use super::Procs;
@@ -69,7 +69,7 @@ pub(super) struct ThreadSignals {
     /// `rt_sigsuspend`'s mask to restore once a handler has run (the frame's `uc_sigmask`).
     pub(super) saved_mask: Option<SigSet>,
     /// The fault a pending synchronous signal came from (the frame's `trapno`, `err`, `cr2`).
-    pub(super) fault: Option<tally_signals::frame::FaultInfo>,
+    pub(super) fault: Option<tally_sig::frame::FaultInfo>,
 }
 
 impl ThreadSignals {
@@ -199,7 +199,8 @@ impl Procs {
         let sig = info.signo as u8;
         self.count_signal(leader);
         let action = default_action(sig);
-        let stops = SigSet::of(SIGSTOP).union(SigSet::of(SIGTSTP)).union(SigSet::of(SIGTTIN)).union(SigSet::of(SIGTTOU));
+        let stops =
+            SigSet::of(SIGSTOP).union(SigSet::of(SIGTSTP)).union(SigSet::of(SIGTTIN)).union(SigSet::of(SIGTTOU));
         if action == DefaultAction::Continue {
             self.continue_job(leader, now);
             self.discard_pending(leader, &threads, stops);

@@ -35,8 +35,8 @@ pub use counters::{
 };
 pub use interrupts::{irq_enter, irq_outcome, irq_return, set_line_kind, tick};
 pub use running::{
-    current_msa, enter_user_mode, interrupted, kill, kill_pending, killed, msa_now, set_running_state, set_signal_pending,
-    signal_pending, syscall_entered, user_return_work, UserReturn,
+    current_msa, enter_user_mode, interrupted, kill, kill_pending, killed, msa_now, set_running_state,
+    set_signal_pending, signal_pending, syscall_entered, user_return_work, UserReturn,
 };
 pub use sleep::{block_current, sleep_ns, sleep_until, wake};
 pub use state::{current, current_ids, slot_of, TaskIds, ThreadStart};

@@ -49,7 +49,7 @@ impl WaitQueue {
     /// Sleep (interruptibly) until `attempt()` has an answer, and return it; `None` if the
     /// caller is interrupted before there is one — its process is being killed, or a signal
     /// it does not block is pending (the call then fails with `EINTR` or is restarted:
-    /// `ERESTARTSYS`, `tally_signals::restart_after`). `attempt` runs with interrupts
+    /// `ERESTARTSYS`, `tally_sig::restart_after`). `attempt` runs with interrupts
     /// disabled, so it may both check its condition and act on it; `None` from it means
     /// "not yet": the task then sleeps on this queue in the same critical section.
     pub fn wait_for<R>(&self, mut attempt: impl FnMut() -> Option<R>) -> Option<R> {

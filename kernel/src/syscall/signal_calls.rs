@@ -2,14 +2,14 @@
 //! `rt_sigsuspend`, `pause`, `sigaltstack`, `rt_sigreturn`, `tkill`, `tgkill` — Linux's
 //! numbers, layouts and errnos (`tally_uapi::signal`). Each copies the user's structures in
 //! and out (both pointers checked before anything changes) and leaves the rules to
-//! `proc/sigcalls.rs` and `tally_signals`; delivery is `proc/sigdeliver.rs`. See
+//! `proc/sigcalls.rs` and `tally_sig`; delivery is `proc/sigdeliver.rs`. See
 //! `docs/user-mode.md` (signals).
 
-use tally_signals::SigSet;
+use tally_sig::SigSet;
 use tally_uapi::errno::EINVAL;
 use tally_uapi::signal::{KernelSigaction, SigInfo, StackT};
 
-use super::{int_arg, usercopy, Args, SyscallFrame, SysResult};
+use super::{int_arg, usercopy, Args, SysResult, SyscallFrame};
 use crate::proc;
 
 /// Every call here takes a `sigsetsize` of 8 (Linux's `sizeof(sigset_t)` for the kernel).

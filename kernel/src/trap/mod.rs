@@ -36,8 +36,10 @@ use tally_microstate::MicroState;
 
 use hal::idt::{Exception, UserRegs};
 use hal::qemu::ExitCode;
-use tally_signals::frame::FaultInfo;
-use tally_uapi::signal::{SigInfo, BUS_ADRALN, FPE_INTDIV, ILL_ILLOPN, SEGV_ACCERR, SEGV_MAPERR, SI_KERNEL, TRAP_BRKPT};
+use tally_sig::frame::FaultInfo;
+use tally_uapi::signal::{
+    SigInfo, BUS_ADRALN, FPE_INTDIV, ILL_ILLOPN, SEGV_ACCERR, SEGV_MAPERR, SI_KERNEL, TRAP_BRKPT,
+};
 
 use crate::base::console::emergency_print;
 use crate::{proc, sched};

@@ -99,13 +99,13 @@ fn main() -> i32 {
     let uc = Recorder::ucontext();
     let rsp = signal::RECORDED_RSP.load(Ordering::SeqCst);
     check(
-        (rsp + 8) % 16 == 0
+        (rsp + 8).is_multiple_of(16)
             && uc.sigmask == 0
             && uc.flags & UC_SIGCONTEXT_SS != 0
             && uc.mcontext.cs == 0x33
             && uc.mcontext.ss == 0x2b
             && uc.mcontext.fpstate != 0
-            && uc.mcontext.fpstate % 64 == 0
+            && uc.mcontext.fpstate.is_multiple_of(64)
             && uc.mcontext.fpstate > rsp,
         6,
     );

@@ -1,4 +1,4 @@
-//! # tally-signals — the logic of POSIX signals, as Linux x86_64 has it
+//! # tally-sig — the logic of POSIX signals, as Linux x86_64 has it
 //!
 //! Everything about signals that is arithmetic rather than machine: which signals a set
 //! holds ([`SigSet`]), what a process does with each signal ([`Dispositions`], Linux's
