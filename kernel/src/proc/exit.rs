@@ -99,7 +99,9 @@ pub fn exit_if_killed() {
 /// Call with interrupts off, so no kill and no signal slips in before ring 3; a switch
 /// returns here with them still off, and the checks run again.
 pub fn return_to_user(regs: &mut hal::regs::UserRegs, from_syscall: bool) {
-    let mut syscall = from_syscall.then_some(regs.orig_rax);
+    // Only an interrupted call (ERESTARTSYS...) has a restart to decide: every other return
+    // does nothing more after the switch to ONCPU_USR below.
+    let mut syscall = (from_syscall && tally_sig::is_restart(regs.rax)).then_some(regs.orig_rax);
     loop {
         match sched::enter_user_mode() {
             sched::UserReturn::Ready => break,
@@ -109,7 +111,9 @@ pub fn return_to_user(regs: &mut hal::regs::UserRegs, from_syscall: bool) {
             sched::UserReturn::Signal => super::sigdeliver::deliver(regs, &mut syscall),
         }
     }
-    super::sigdeliver::finish(regs, &mut syscall);
+    if syscall.is_some() {
+        super::sigdeliver::finish(regs, &mut syscall);
+    }
 }
 
 /// The end of an interrupt or exception that came from user mode (interrupts off, the

@@ -39,6 +39,12 @@ pub const ERESTARTNOINTR: i32 = 513;
 /// Restart only if no handler runs (poll, pause-like calls).
 pub const ERESTARTNOHAND: i32 = 514;
 
+/// Is `rax` (a system call's result) one of the restart codes above?
+pub const fn is_restart(rax: u64) -> bool {
+    let code = (rax as i64).wrapping_neg();
+    code >= ERESTARTSYS as i64 && code <= ERESTARTNOHAND as i64
+}
+
 /// What happens to an interrupted system call's result on the way out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Restart {
@@ -80,5 +86,7 @@ mod tests {
         assert_eq!(r(4, Some(0)), Restart::Keep);
         assert_eq!(restart_after(5, None), Restart::Keep);
         assert_eq!(restart_after(i64::MIN, None), Restart::Keep);
+        assert!(is_restart((-512i64) as u64) && is_restart((-514i64) as u64));
+        assert!(!is_restart((-511i64) as u64) && !is_restart((-515i64) as u64) && !is_restart(512));
     }
 }
