@@ -112,24 +112,24 @@ fn kmain(boot_info: &'static mut BootInfo) -> ! {
 struct Handlers;
 
 impl hal::idt::TrapHandlers for Handlers {
-    fn exception(e: &hal::idt::Exception) -> ! {
-        trap::exception(e)
+    fn exception(e: &hal::idt::Exception, regs: &mut hal::idt::UserRegs) {
+        trap::exception(e, regs)
     }
 
-    fn page_fault(e: &hal::idt::Exception) {
-        trap::page_fault(e)
+    fn page_fault(e: &hal::idt::Exception, regs: &mut hal::idt::UserRegs) {
+        trap::page_fault(e, regs)
     }
 
-    fn breakpoint(e: &hal::idt::Exception) {
-        trap::breakpoint(e)
+    fn breakpoint(e: &hal::idt::Exception, regs: &mut hal::idt::UserRegs) {
+        trap::breakpoint(e, regs)
     }
 
     fn fatal(e: &hal::idt::Exception) -> ! {
         trap::fatal(e)
     }
 
-    fn irq(line: u8, from_user: bool) {
-        irq::dispatch(line, from_user)
+    fn irq(line: u8, regs: &mut hal::idt::UserRegs) {
+        irq::dispatch(line, regs)
     }
 }
 

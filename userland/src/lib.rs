@@ -26,6 +26,8 @@
 //!   whole-file reads, directory listings from `getdents64`.
 //! * [`msa`]: the runtime's `msa()`, which reads the calling thread's own clocks
 //!   (`MSA_THREAD`) from the page the kernel maps for it (the vvar), without a system call.
+//! * [`signal`]: signal actions with handlers, masks, `sigtimedwait`, the alternate stack,
+//!   the restorer a handler returns through.
 //! * [`fixture`]: what the kernel self-tests' ring-3 fixtures (`userland/src/test/`, packed
 //!   as `/test/NAME`) share: numbered checks and the result area.
 //!
@@ -41,10 +43,11 @@
 //! }
 //! ```
 //!
-//! `unsafe` lives in five modules only: [`start`] (reading the initial stack), [`sys`]
+//! `unsafe` lives in six modules only: [`start`] (reading the initial stack), [`sys`]
 //! (the `syscall` instruction, and [`sys::Mapping`]'s view of mapped memory), [`heap`]
 //! (handing out raw memory), [`thread`] (giving a fresh stack to a new thread) and [`msa`]
-//! (the kernel's read-only clock pages, and `rdtsc`).
+//! (the kernel's read-only clock pages, and `rdtsc`), and [`signal`] (the restorer and a
+//! recording handler in assembly, registers checked across a handled signal).
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -61,6 +64,7 @@ pub mod msa;
 mod panic;
 pub mod process;
 pub mod rand;
+pub mod signal;
 pub mod start;
 pub mod sys;
 pub mod thread;

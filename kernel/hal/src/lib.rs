@@ -36,6 +36,7 @@ pub mod bootmem;
 pub mod context;
 pub mod cpu;
 mod embed;
+pub mod fpu;
 pub mod frames;
 pub mod fw_cfg;
 pub mod gdt;

@@ -6,7 +6,8 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use tally_msgbus::taskstats::TaskstatsSource;
 use tally_msgbus::{Sender, SockId};
 use tally_runqueue::SleepKind;
-use tally_uapi::errno::{EAGAIN, EINTR};
+use tally_sig::ERESTARTSYS;
+use tally_uapi::errno::EAGAIN;
 
 use super::{with_bus, State, READERS};
 use crate::sched;
@@ -69,10 +70,10 @@ impl Socket {
             let dropped = |s: &State| s.bus.socket_stats(self.id).map_or(0, |st| st.dropped);
             let dropped_before = with_bus(|s| dropped(s));
             READERS.wait_until(SleepKind::Interruptible, None, || {
-                with_bus(|s| s.bus.has_data(self.id) || dropped(s) != dropped_before) || sched::kill_pending()
+                with_bus(|s| s.bus.has_data(self.id) || dropped(s) != dropped_before) || sched::interrupted()
             });
-            if sched::kill_pending() {
-                return Err(EINTR);
+            if sched::interrupted() {
+                return Err(ERESTARTSYS); // killed, or a signal: EINTR or a restart (SA_RESTART)
             }
         }
     }

@@ -46,7 +46,7 @@ use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use spin::Mutex;
 use tally_ldisc::{Ldisc, Sink};
-use tally_uapi::errno::EINTR;
+use tally_sig::ERESTARTSYS;
 use tally_uapi::tty::{Termios, Winsize};
 
 use crate::base::config::CONSOLE_INPUT_SIZE as RING_SIZE;
@@ -251,7 +251,8 @@ fn resume_receiver() {
 
 /// Read console input into `buf` (non-empty), as the line discipline hands it over: in
 /// canonical mode at most one line, once complete (0 at `^D`: end of input); in raw mode
-/// per `VMIN`. Sleeps until then; `EINTR` if the caller's process is killed meanwhile.
+/// per `VMIN`. Sleeps until then; `ERESTARTSYS` if the caller's process is killed or a
+/// signal comes meanwhile (`EINTR`, or the read restarted with `SA_RESTART`).
 ///
 /// The caller (`syscall/io.rs`) has asked job control whether it may read, at job-control
 /// epoch `epoch` ([`job_epoch`]). If the console's foreground group changes while it waits,
@@ -271,7 +272,7 @@ pub fn read(buf: &mut [u8], epoch: u64) -> Result<Option<usize>, i32> {
         tty.ld.read(buf).map(Some)
     });
     after_cooking(&sigs[..nsigs]);
-    got.ok_or(EINTR)
+    got.ok_or(ERESTARTSYS) // killed, or a signal: EINTR or a restart (SA_RESTART)
 }
 
 /// Feed the line discipline from RAW until it has what a reader of `want` bytes needs (the

@@ -33,7 +33,8 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, Ordering};
 use spin::Mutex;
-use tally_uapi::errno::{EAGAIN, EFAULT, EINTR, EPIPE};
+use tally_sig::ERESTARTSYS;
+use tally_uapi::errno::{EAGAIN, EFAULT, EPIPE};
 
 use tally_uapi::poll::{POLLERR, POLLHUP, POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
 
@@ -133,8 +134,8 @@ impl Reader {
     /// Read up to `want` (> 0) bytes: sleeps while the pipe is empty and has a writer.
     /// `copy_out(at, bytes)` puts `bytes` at offset `at` of the caller's buffer (false: that
     /// memory cannot be written now); it runs under the pipe's lock, so it must not sleep.
-    /// 0 means end of file; `EINTR` if the caller's process is being killed (checked when it
-    /// would sleep); `EFAULT` if `copy_out` fails, and then the bytes stay in the pipe.
+    /// 0 means end of file; `ERESTARTSYS` if the caller's process is being killed or a signal
+    /// came (checked when it would sleep: `EINTR`, or a restart with `SA_RESTART`); `EFAULT` if `copy_out` fails, and then the bytes stay in the pipe.
     pub fn read(&self, want: usize, mut copy_out: impl FnMut(usize, &[u8]) -> bool) -> Result<usize, i32> {
         let p = &self.0;
         let n = p.readable.wait_for(|| {
@@ -155,7 +156,7 @@ impl Reader {
             s.consume(n);
             Some(Ok((n, core::mem::take(&mut s.writer_waits))))
         });
-        let (n, wake_writers) = n.unwrap_or(Err(EINTR))?;
+        let (n, wake_writers) = n.unwrap_or(Err(ERESTARTSYS))?;
         if wake_writers {
             p.writable.wake_all();
         }
@@ -182,8 +183,8 @@ impl Writer {
     /// Write `len` bytes (sleeping for room as needed). `copy_in(at, into)` fills `into` from
     /// offset `at` of the caller's buffer (false: that memory cannot be read now); it runs
     /// under the pipe's lock, so it must not sleep. Returns `len`, or how much was written
-    /// before the last reader closed (`EPIPE` if nothing was), the process was killed
-    /// (`EINTR`, checked when it would sleep) or `copy_in` failed (`EFAULT`).
+    /// before the last reader closed (`EPIPE` if nothing was), the process was killed or a
+    /// signal came (`ERESTARTSYS` if nothing was written, checked when it would sleep) or `copy_in` failed (`EFAULT`).
     pub fn write(&self, len: usize, mut copy_in: impl FnMut(usize, &mut [u8]) -> bool) -> Result<usize, i32> {
         let p = &self.0;
         let mut done = 0;
@@ -216,7 +217,7 @@ impl Writer {
                 s.len += n;
                 Some(Ok(n))
             });
-            match wrote.unwrap_or(Err(EINTR)) {
+            match wrote.unwrap_or(Err(ERESTARTSYS)) {
                 Ok(n) => {
                     done += n;
                     p.readable.wake_all();

@@ -50,11 +50,13 @@ fn register(line: u8, handler: Handler) {
 /// handler asked for a reschedule, the switch happens inside the interrupt and the task
 /// switched to ends the interrupt's accounting.
 ///
-/// `from_user`: the interrupt came while the CPU ran user code, so its end is a return to
-/// user mode — where a thread whose process is being killed exits instead
-/// (`proc::exit_if_killed`; a thread preempted in user mode leaves this way), and one whose
-/// process is stopping stops (`proc::stop_if_requested`).
-pub fn dispatch(line: u8, from_user: bool) {
+/// `regs`: the interrupted registers. If the interrupt came while the CPU ran user code, its
+/// end is a return to user mode (`proc::interrupt_return_to_user`) — where a thread whose
+/// process is being killed exits instead (a thread preempted in user mode leaves this
+/// way), one whose process is stopping stops, and a pending signal is delivered (a thread
+/// spinning in user mode runs its handler from the next tick: the frame rewrites `regs`).
+pub fn dispatch(line: u8, regs: &mut hal::idt::UserRegs) {
+    let from_user = regs.cs & 3 == 3;
     let entry = hal::tsc::read();
     sched::irq_enter(line, entry);
     if (line == 7 || line == 15) && !hal::pic::in_service(line) {
@@ -75,9 +77,7 @@ pub fn dispatch(line: u8, from_user: bool) {
     }
     sched::irq_return(line);
     if from_user {
-        proc::exit_if_killed();
-        // Job control: a thread running in user mode stops here (`proc/job_stop.rs`).
-        proc::stop_if_requested();
+        proc::interrupt_return_to_user(regs);
     }
 }
 

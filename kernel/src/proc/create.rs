@@ -22,7 +22,13 @@ pub fn init(entry_tsc: u64, init_main: fn(u64)) {
     let mut table: TaskTable<Payload, super::Totals> = TaskTable::new();
     let idle = table.create_idle(b"idle", Payload::kernel()).expect("fresh table");
     sched::init(idle, entry_tsc);
-    let procs = Procs { table, waiters: Default::default(), exit_log: Default::default(), console: Default::default() };
+    let procs = Procs {
+        table,
+        waiters: Default::default(),
+        exit_log: Default::default(),
+        console: Default::default(),
+        signals: Default::default(),
+    };
     hal::cpu::without_interrupts(|| *PROCS.lock() = Some(procs));
     let thread = sched::new_thread(None).expect("no memory for init's stack");
     super::with(|p| {

@@ -92,18 +92,45 @@ pub fn exit_if_killed() {
     }
 }
 
-/// Going back to ring 3 (after a system call, or for the first time): exit if the task's
-/// process is being killed, let the scheduler switch first if it wants the CPU, otherwise
-/// run in ONCPU_USR from now (`sched::enter_user_mode`: the checks and the state switch
-/// under one lock). Call with interrupts off, so no kill slips in before ring 3; a switch
+/// Going back to ring 3 (after a system call, an interrupt or exception from user mode, or
+/// for the first time) with the registers `regs`: exit if the task's process is being
+/// killed, let the scheduler switch first if it wants the CPU, stop if the process is
+/// stopping, deliver a pending signal (`sigdeliver.rs`: its action, or the handler's frame,
+/// which rewrites `regs`), otherwise run in ONCPU_USR from now (`sched::enter_user_mode`:
+/// the checks and the state switch under one lock). `from_syscall`: the end of a system
+/// call, whose interrupted result (`ERESTARTSYS`...) becomes `EINTR` or a restart here.
+/// Call with interrupts off, so no kill and no signal slips in before ring 3; a switch
 /// returns here with them still off, and the checks run again.
-pub fn return_to_user() {
+pub fn return_to_user(regs: &mut hal::regs::UserRegs, from_syscall: bool) {
+    // Only an interrupted call (ERESTARTSYS...) has a restart to decide: every other return
+    // does nothing more after the switch to ONCPU_USR below.
+    let mut syscall = (from_syscall && tally_sig::is_restart(regs.rax)).then_some(regs.orig_rax);
     loop {
         match sched::enter_user_mode() {
-            sched::UserReturn::Ready => return,
+            sched::UserReturn::Ready => break,
             sched::UserReturn::Killed => exit_killed(),
             sched::UserReturn::Reschedule => sched::preempt_if_needed(),
             sched::UserReturn::Stop => super::stop_if_requested(),
+            sched::UserReturn::Signal => super::sigdeliver::deliver(regs, &mut syscall),
+        }
+    }
+    if syscall.is_some() {
+        super::sigdeliver::finish(regs, &mut syscall);
+    }
+}
+
+/// The end of an interrupt or exception that came from user mode (interrupts off, the
+/// running microstate already back to what it was): if the process is being killed the
+/// thread exits here; if it is stopping, it stops (job control: a thread spinning in user
+/// mode stops at the next tick); a pending signal is delivered (its action, or its
+/// handler's frame, which rewrites `regs`). One look at the scheduler when there is
+/// nothing to do.
+pub fn interrupt_return_to_user(regs: &mut hal::regs::UserRegs) {
+    while sched::user_return_work() {
+        exit_if_killed();
+        super::stop_if_requested();
+        if sched::signal_pending() {
+            super::sigdeliver::deliver(regs, &mut None);
         }
     }
 }
@@ -258,6 +285,7 @@ fn leave_table(
             Err(e) => panic!("task {} cannot exit: errno {e}", me.0),
         };
         p.log_exit(pid, tgid, totals.clone());
+        p.signals.exited(cur, report.process.as_ref().map(|x| x.leader));
         if !report.killed.is_empty() {
             // Cannot happen: exit_group is only called for the last live thread.
             log::error!("exit: {} thread(s) ended by the table without stopping", report.killed.len());
@@ -271,9 +299,9 @@ fn leave_table(
             if listening {
                 process = p.identity(x.leader).ok().map(|id| (id, x.total.clone()));
             }
-            // The parent receives SIGCHLD (default action: ignore; counted).
+            // The parent receives SIGCHLD (default action: ignore; counted: `signal.rs`).
             if let Some(parent) = x.wake_parent {
-                p.count_signal(parent);
+                p.sigchld(parent, x.leader, None, x.status);
             }
             for parent in [x.wake_parent, x.wake_init].into_iter().flatten() {
                 p.wake_waiters(parent);

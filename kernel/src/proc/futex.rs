@@ -16,7 +16,8 @@
 //! **The sleep** is FUTEX_SLEEP (`SleepKind::Futex`, interruptible), with the deadline of a
 //! timed wait on the timer list. The task comes back for one of four reasons, which the
 //! queues tell apart: a wake took it off its queue (success, 0); it is still queued and its
-//! process is being killed (`EINTR`; the thread then exits on its way out) or its deadline
+//! process is being killed or a signal came (`EINTR`, or a restart of an untimed wait with
+//! `SA_RESTART`; a killed thread exits on its way out) or its deadline
 //! passed (`ETIMEDOUT`) — it takes itself off, in the same critical section, so no stale
 //! entry is left; or none of these (continued after a stop): it sleeps on.
 //!
@@ -34,6 +35,7 @@
 use alloc::sync::Arc;
 use spin::Mutex;
 use tally_runqueue::{SleepKind, TaskSlot};
+use tally_sig::ERESTARTSYS;
 use tally_uapi::errno::{EAGAIN, EFAULT, EINTR, ETIMEDOUT};
 use tally_uapi::futex::FUTEX_BITSET_MATCH_ANY;
 use tally_usync::futex::{FutexKey, Futexes};
@@ -113,7 +115,9 @@ pub fn wait(
                 }
                 if !slept || sched::kill_pending() {
                     futexes.cancel(me);
-                    return Step::Done(Err(EINTR));
+                    // Killed, or a signal: an untimed wait restarts after a handler with
+                    // SA_RESTART (Linux's ERESTARTSYS), a timed one fails with EINTR.
+                    return Step::Done(Err(if deadline.is_none() { ERESTARTSYS } else { EINTR }));
                 }
                 if deadline.is_some_and(|d| hal::tsc::read() >= d) {
                     futexes.cancel(me);

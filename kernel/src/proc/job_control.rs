@@ -17,7 +17,7 @@
 //!   of the session that is not in the foreground group gets SIGTTIN (its whole group does,
 //!   as on Linux) and stops right there; when continued, the check runs again — so a job
 //!   brought to the foreground with `fg` simply goes on reading (Linux restarts the read the
-//!   same way). A reader that ignores SIGTTIN, or whose group is orphaned, gets `EIO`.
+//!   same way). A reader that ignores or blocks SIGTTIN, or whose group is orphaned, gets `EIO`.
 //! * **Hang-up**: when the session leader dies (or gives the console up with `TIOCNOTTY`)
 //!   the foreground group gets SIGHUP and SIGCONT and the console belongs to nobody; when a
 //!   process's death leaves a process group orphaned with a stopped member, that group gets
@@ -29,7 +29,7 @@
 
 use alloc::vec::Vec;
 use tally_tasktable::TaskKey;
-use tally_uapi::errno::{EINTR, EINVAL, EIO, ENOTTY, EPERM, ESRCH};
+use tally_uapi::errno::{EINVAL, EIO, ENOTTY, EPERM, ESRCH};
 use tally_uapi::signal::{SIGCONT, SIGHUP, SIGTTIN};
 
 use super::Procs;
@@ -65,8 +65,9 @@ enum ReadCheck {
 /// Called at the top of the console's read: `Ok` if the caller may read the console (it
 /// is in the foreground group, or the console is not its controlling terminal, or there is
 /// no job control on it). A background reader of the console's session gets SIGTTIN and
-/// stops here; once continued, it is checked again. `EIO` if it ignores SIGTTIN or its group
-/// is orphaned; `EINTR` if it is killed meanwhile.
+/// stops here; once continued, it is checked again. `EIO` if it ignores or blocks SIGTTIN,
+/// or its group is orphaned; `ERESTARTSYS` if it is killed or catches SIGTTIN meanwhile (its
+/// handler runs, and the read is restarted with `SA_RESTART`, else fails with `EINTR`).
 pub fn console_read_check() -> Result<(), i32> {
     loop {
         let check = hal::cpu::without_interrupts(|| {
@@ -79,7 +80,10 @@ pub fn console_read_check() -> Result<(), i32> {
                 if c.sid == 0 || c.sid != sid || c.pgrp == pgid {
                     return ReadCheck::Allowed;
                 }
-                if p.table.is_ignored(me, SIGTTIN) || p.table.is_orphaned_group(pgid) {
+                // Ignored or blocked SIGTTIN, or an orphaned group: EIO (Linux's
+                // `__tty_check_change`), never a stop nobody could end.
+                let blocked = p.signals.thread(me).blocked.contains(SIGTTIN);
+                if p.table.is_ignored(me, SIGTTIN) || blocked || p.table.is_orphaned_group(pgid) {
                     return ReadCheck::Refused(EIO);
                 }
                 p.signal_group(pgid, SIGTTIN, hal::tsc::read());
@@ -93,7 +97,8 @@ pub fn console_read_check() -> Result<(), i32> {
         match check {
             ReadCheck::Allowed => return Ok(()),
             ReadCheck::Refused(e) => return Err(e),
-            ReadCheck::Stopped if sched::kill_pending() => return Err(EINTR),
+            // Killed, or SIGTTIN caught (its handler runs; the read restarts with SA_RESTART).
+            ReadCheck::Stopped if sched::interrupted() => return Err(tally_sig::ERESTARTSYS),
             ReadCheck::Stopped => {}
         }
     }
@@ -252,15 +257,4 @@ pub fn setsid() -> Result<i32, i32> {
 /// `getsid(pid)` (0: the caller).
 pub fn getsid(pid: i32) -> Result<i32, i32> {
     super::with(|p| p.table.getsid(sched::current(), pid))
-}
-
-/// `rt_sigaction`'s disposition: make the caller's process ignore `sig` or take its
-/// default; returns whether it was ignored.
-pub fn set_signal_ignored(sig: u8, ignore: bool) -> Result<bool, i32> {
-    super::with(|p| p.table.set_ignored(sched::current(), sig, ignore))
-}
-
-/// Does the caller's process ignore `sig`?
-pub fn signal_ignored(sig: u8) -> bool {
-    super::with(|p| p.table.is_ignored(sched::current(), sig))
 }

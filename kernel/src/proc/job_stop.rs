@@ -24,7 +24,7 @@
 //! terminating signal) ends a stopped process: the kill wakes the stopped threads
 //! (`sched::kill`). See `docs/job-control.md`.
 
-use tally_tasktable::TaskKey;
+use tally_tasktable::{ExitStatus, TaskKey};
 
 use super::Procs;
 use crate::sched::{self, slot_of};
@@ -50,7 +50,7 @@ impl Procs {
     /// Every thread of `leader`'s process has stopped (step 2).
     fn stop_completed(&mut self, leader: TaskKey) {
         if let Ok(Some(_)) = self.table.complete_stop(leader) {
-            self.tell_parent(leader);
+            self.tell_parent(leader, true);
         }
     }
 
@@ -61,15 +61,16 @@ impl Procs {
             sched::continue_thread(slot_of(t), now);
         }
         if was_stopped {
-            self.tell_parent(leader);
+            self.tell_parent(leader, false);
         }
     }
 
-    /// The parent of `leader`'s process gets SIGCHLD (counted; ignored by default) and its
-    /// `wait4` sleepers are woken to collect the report.
-    fn tell_parent(&mut self, leader: TaskKey) {
+    /// The parent of `leader`'s process gets SIGCHLD (`CLD_STOPPED` or `CLD_CONTINUED`;
+    /// counted, ignored by default: `signal.rs`) and its `wait4` sleepers are woken to
+    /// collect the report.
+    fn tell_parent(&mut self, leader: TaskKey, stopped: bool) {
         if let Ok(Some(parent)) = self.table.parent(leader) {
-            self.count_signal(parent);
+            self.sigchld(parent, leader, Some(stopped), ExitStatus::exited(0));
             self.wake_waiters(parent);
         }
     }

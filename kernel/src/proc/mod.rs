@@ -26,7 +26,9 @@
 //! | `notify.rs` | who hears of exits |
 //! | `cputime.rs` | a process's clocks and CPU time, summed over its threads |
 //! | `ids.rs` | who the running task is; the identity an accounting record carries |
-//! | `signal.rs` | `kill`, SIGCHLD, and counting the signals a task receives |
+//! | `signal.rs` | dispositions, masks, pending signals; `kill`, SIGCHLD, and counting the signals a task receives |
+//! | `sigcalls.rs` | the signal calls' process side: `rt_sigaction`, `rt_sigprocmask`, `rt_sigtimedwait`, `sigaltstack`, `tgkill`... |
+//! | `sigdeliver.rs` | on the way back to user mode: a signal's action, or a handler's `rt_sigframe`; `rt_sigreturn` |
 //! | `job_stop.rs` | job control: stopping and continuing a process, telling its parent |
 //! | `job_control.rs` | the console's session and foreground group: ISIG, SIGTTIN, `tcsetpgrp`, hang-ups |
 //! | `prio.rs` | nice, scheduling policy, uid and the privilege checks |
@@ -47,7 +49,9 @@ pub mod oom;
 mod prio;
 pub mod ramdisk;
 mod reap;
-mod signal;
+mod sigcalls;
+mod sigdeliver;
+pub mod signal;
 mod threads;
 mod user;
 pub mod vm;
@@ -58,18 +62,23 @@ pub use create::{init, spawn, spawn_daemon, spawn_thread, SpawnAttr};
 pub use exec::{exec_program, execve, spawn_program, spawn_program_in, spawn_program_vm};
 #[allow(unused_imports)] // `execve` loads through these (and `spawn` does, inside `exec.rs`)
 pub use exec::{load, load_exact, Loaded, DEFAULT_ENV};
-pub use exit::{exit, exit_group, exit_if_killed, exit_signaled, recent_exits, return_to_user, ExitLogEntry};
+pub use exit::{exit, exit_group, exit_signaled, interrupt_return_to_user, recent_exits, return_to_user, ExitLogEntry};
 pub use ids::{
     current_gid, current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, nr_tasks, ppid, Identity,
 };
 pub use job_control::{
-    console_read_check, getpgid, getsid, give_up_tty, set_controlling_tty, set_signal_ignored, setpgid, setsid,
-    signal_foreground, signal_ignored, tcgetpgrp, tcsetpgrp, ConsoleJobs,
+    console_read_check, getpgid, getsid, give_up_tty, set_controlling_tty, setpgid, setsid, signal_foreground,
+    tcgetpgrp, tcsetpgrp, ConsoleJobs,
 };
 pub use job_stop::stop_if_requested;
 pub use notify::{register_exit_observer, register_spawn_observer, ExitEvent, ExitObserver, SpawnObserver};
 pub use prio::{set_nice, set_scheduler, set_uid, superuser_used, use_privilege};
 pub use reap::{wait, wait_child, WaitOptions, WaitResult, Waited};
+pub use sigcalls::{
+    begin_wait_mask, end_wait_mask, pause, sigaction, sigaltstack, sigpending, sigprocmask, sigsuspend, sigtimedwait,
+    tgkill,
+};
+pub use sigdeliver::{fault_signal, sigreturn_regs};
 pub use signal::{kill, raise};
 pub use threads::{clone_thread, create_thread};
 #[allow(unused_imports, reason = "used by fork, clone and the thread exit path (issue #17)")]
@@ -158,6 +167,8 @@ pub struct Procs {
     exit_log: VecDeque<ExitLogEntry>,
     /// The console's controlling session and foreground group (`job_control.rs`).
     console: ConsoleJobs,
+    /// Every process's dispositions and pending signals, every thread's mask (`signal.rs`).
+    signals: signal::SignalTables,
 }
 
 impl Procs {

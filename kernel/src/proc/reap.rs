@@ -9,8 +9,9 @@
 
 use tally_microstate::MsaTimes;
 use tally_runqueue::SleepKind;
+use tally_sig::ERESTARTSYS;
 use tally_tasktable::{ExitStatus, TaskKey, WaitFor, WaitOpts, WaitOutcome};
-use tally_uapi::errno::{EAGAIN, EINTR};
+use tally_uapi::errno::EAGAIN;
 
 use super::{Procs, Totals};
 use crate::sched::{self, slot_of};
@@ -60,7 +61,9 @@ pub fn wait(pid: Option<i32>) -> Result<WaitResult, i32> {
 
 /// `wait4`'s work: reap a child matching `target` (or, with `untraced`/`continued`, collect
 /// its stop or continue); sleep (INTERRUPTIBLE_SLEEP) until there is one unless `nohang`
-/// (`Ok(None)`). `ECHILD`: no such child; `EINTR`: the caller's process is being killed.
+/// (`Ok(None)`). `ECHILD`: no such child; `ERESTARTSYS` (`EINTR`, or a restart with
+/// `SA_RESTART`): the caller's process is being killed or a signal came, with no child
+/// ready (Linux's `do_wait` looks at the children first).
 pub fn wait_child(target: WaitFor, options: WaitOptions) -> Result<Option<Waited>, i32> {
     // A value that lives for one step on the stack: its size does not matter.
     #[allow(clippy::large_enum_variant)]
@@ -70,9 +73,6 @@ pub fn wait_child(target: WaitFor, options: WaitOptions) -> Result<Option<Waited
         Woken,
     }
     loop {
-        if sched::kill_pending() {
-            return Err(EINTR);
-        }
         let step = hal::cpu::without_interrupts(|| {
             let step = super::with(|p| {
                 let now = hal::tsc::read();
@@ -92,6 +92,8 @@ pub fn wait_child(target: WaitFor, options: WaitOptions) -> Result<Option<Waited
                         }))))
                     }
                     Ok(WaitOutcome::Job { pid, status }) => Step::Done(Ok(Some(Waited::Job { pid, status }))),
+                    // Checked with interrupts off up to the sleep: a signal cannot slip in.
+                    Ok(WaitOutcome::Sleep { .. }) if sched::interrupted() => Step::Done(Err(ERESTARTSYS)),
                     Ok(WaitOutcome::Sleep { queue }) => {
                         p.waiters.entry(queue).or_default().push(slot_of(cur));
                         Step::Sleep(queue)

@@ -227,7 +227,7 @@ pub(super) fn exec_replace(name: &str, vm: Arc<Vm>, start: UserStart) -> Result<
 fn start_user(_: u64) {
     let start =
         super::with(|p| p.table.get(sched::current()).ok().and_then(|t| t.payload().user.as_ref().map(|u| u.start)));
-    let Some(start) = start else {
+    let Some(mut start) = start else {
         log::error!("start_user on a task without user state");
         return;
     };
@@ -235,8 +235,9 @@ fn start_user(_: u64) {
     let _ = sched::set_fs_base(start.fs_base);
     // Nothing that needs dropping is alive on this stack now: `enter_user_regs` abandons it.
     hal::cpu::without_interrupts(|| {
-        // With interrupts off: a kill cannot come between this check and ring 3.
-        super::return_to_user();
+        // With interrupts off: a kill cannot come between this check and ring 3. A signal
+        // already pending runs its handler before the first instruction.
+        super::return_to_user(&mut start.regs, false);
         hal::usermode::enter_user_regs(&start.regs)
     })
 }

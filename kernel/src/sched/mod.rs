@@ -36,9 +36,10 @@ pub use counters::{
 };
 pub use interrupts::{irq_enter, irq_outcome, irq_return, set_line_kind, tick};
 pub use running::{
-    current_msa, enter_user_mode, kill, kill_pending, killed, msa_now, set_running_state, syscall_entered, UserReturn,
+    current_msa, enter_user_mode, interrupted, kill, kill_pending, killed, msa_now, set_running_state,
+    set_signal_pending, signal_pending, syscall_entered, user_return_work, UserReturn,
 };
-pub use sleep::{block_current, block_current_unless_killed, sleep_ns, wake};
+pub use sleep::{block_current, block_current_unless_killed, sleep_ns, sleep_until, wake};
 pub use state::{current, current_ids, slot_of, TaskIds, ThreadStart};
 pub(crate) use state::{with, Sched};
 pub use stop::{continue_thread, is_stopped, stop_current, stop_pending, stop_thread};

@@ -61,6 +61,9 @@ pub enum UserReturn {
     /// Its process is stopping (job control): the task must stop first (`stop.rs`), then
     /// try again.
     Stop,
+    /// A signal it does not block is pending: the process layer delivers it first (runs
+    /// its default action or builds a handler's frame), then tries again.
+    Signal,
 }
 
 /// Going back to ring 3 (after a system call, or for the first time): unless the task's
@@ -76,6 +79,9 @@ pub fn enter_user_mode() -> UserReturn {
         }
         if me.stop {
             return UserReturn::Stop;
+        }
+        if me.sigpending {
+            return UserReturn::Signal;
         }
         if rq.need_resched() {
             return UserReturn::Reschedule;
@@ -115,6 +121,51 @@ pub fn kill(slot: TaskSlot, now: u64) {
         let interruptible =
             matches!(hot.se.state(), TaskState::Blocked(BlockReason::Sleep(k)) if !k.is_uninterruptible());
         if interruptible && s.rq.wake_up(&mut Store(&mut s.tasks), slot, now) {
+            s.runq_changed(now);
+        }
+    });
+}
+
+/// Is the running task's sleep to be cut short: its process is being killed, or a signal it
+/// does not block is pending (Linux's `signal_pending`)?
+pub fn interrupted() -> bool {
+    state::try_with(|s| {
+        let me = s.rq.current();
+        s.hot(me).is_some_and(|h| h.killed || h.sigpending)
+    })
+    .unwrap_or(false)
+}
+
+/// Has the running task anything to do before it returns to user mode from an interrupt
+/// or an exception — exit (killed), stop, or look at its signals? One look under the lock.
+pub fn user_return_work() -> bool {
+    state::try_with(|s| {
+        let me = s.rq.current();
+        s.hot(me).is_some_and(|h| h.killed || h.stop || h.sigpending)
+    })
+    .unwrap_or(false)
+}
+
+/// Is a signal the running task does not block pending for it?
+pub fn signal_pending() -> bool {
+    state::try_with(|s| {
+        let me = s.rq.current();
+        s.hot(me).is_some_and(|h| h.sigpending)
+    })
+    .unwrap_or(false)
+}
+
+/// Set or clear task `slot`'s "signal pending" flag; when set, wake it if it sleeps
+/// interruptibly (its sleep ends early, Linux's `signal_wake_up`). A stopped task stays
+/// stopped (only SIGCONT and SIGKILL end a stop); an uninterruptible sleep finishes first.
+pub fn set_signal_pending(slot: TaskSlot, pending: bool, now: u64) {
+    state::with(|s| {
+        let Some(hot) = s.hot_mut(slot) else { return };
+        hot.sigpending = pending;
+        // Every interruptible kind: a plain sleep, a futex wait, a poll.
+        let interruptible =
+            matches!(hot.se.state(), TaskState::Blocked(BlockReason::Sleep(k)) if !k.is_uninterruptible());
+        if pending && interruptible && s.rq.wake_up(&mut Store(&mut s.tasks), slot, now) {
             s.runq_changed(now);
         }
     });

@@ -19,17 +19,18 @@ pub fn block_current(kind: SleepKind, deadline: Option<u64>) {
 }
 
 /// [`block_current`] in an interruptible `kind` (INTERRUPTIBLE, FUTEX or POLL), unless the
-/// task's process is being killed: then it does not sleep, and the answer is false. The
-/// kill flag is read under the lock the sleep takes anyway, so a kill after this check
-/// finds the task asleep and wakes it (`running::kill`). The futex and poll waits sleep
-/// this way (`proc/futex.rs`, `sync::WaitSet`).
+/// task's process is being killed or a signal it does not block is pending: then it does
+/// not sleep, and the answer is false. The kill and signal flags are read under the lock the
+/// sleep takes anyway, so a kill or a signal after this check finds the task asleep and
+/// wakes it (`running::kill`, `running::set_signal_pending`). The wait queues' interruptible
+/// waits, the futex and poll waits sleep this way (`proc/futex.rs`, `sync::WaitSet`).
 pub fn block_current_unless_killed(kind: SleepKind, deadline: Option<u64>) -> bool {
     block(kind, deadline, true)
 }
 
 fn block(kind: SleepKind, deadline: Option<u64>, unless_killed: bool) -> bool {
     let picked = state::with_irqs_off(|s| {
-        if unless_killed && s.current_hot().killed {
+        if unless_killed && (s.current_hot().killed || s.current_hot().sigpending) {
             return None;
         }
         let timer = deadline.map(|when| {
@@ -68,14 +69,27 @@ pub(super) fn wake_locked(s: &mut Sched, slot: TaskSlot) {
 
 /// Sleep (interruptibly) for at least `ns` nanoseconds; woken by the tick that passes the
 /// deadline, so the sleep lasts up to one tick longer. Returns early (false) if the task's
-/// process is being killed (see `proc/exit.rs`); true after the full sleep.
+/// process is being killed (see `proc/exit.rs`) or a signal it does not block is pending;
+/// true after the full sleep.
 pub fn sleep_ns(ns: u64) -> bool {
-    let deadline = hal::tsc::read().saturating_add(crate::base::time::clock().ns_to_ticks(ns));
+    sleep_until(hal::tsc::read().saturating_add(crate::base::time::clock().ns_to_ticks(ns)))
+}
+
+/// [`sleep_ns`] to the TSC value `deadline`.
+pub fn sleep_until(deadline: u64) -> bool {
     while hal::tsc::read() < deadline {
-        if super::kill_pending() {
+        // The check and the sleep with interrupts off: a signal an interrupt handler sends
+        // in between would find the task awake, and its wake-up would be lost.
+        let cut_short = hal::cpu::without_interrupts(|| {
+            if super::running::interrupted() {
+                return true;
+            }
+            block_current(SleepKind::Interruptible, Some(deadline));
+            false
+        });
+        if cut_short {
             return false;
         }
-        hal::cpu::without_interrupts(|| block_current(SleepKind::Interruptible, Some(deadline)));
     }
     true
 }
@@ -95,6 +109,9 @@ impl crate::sync::Scheduler for WaitQueueHooks {
     }
 
     fn block_unless_killed(&self, kind: SleepKind, deadline: Option<u64>) -> bool {
+        // The kill and signal flags are read under the lock the sleep takes anyway: a kill
+        // or a signal after this check finds the task asleep and wakes it
+        // (`running::kill`, `running::set_signal_pending`).
         block_current_unless_killed(kind, deadline)
     }
 

@@ -46,6 +46,10 @@ pub struct Hot {
     /// return to user mode but exit (`proc/exit.rs`). Kept here, so the check on every return
     /// to user mode is one array index under the lock the microstate switch takes anyway.
     pub(super) killed: bool,
+    /// A signal the task does not block is pending for it (Linux's `TIF_SIGPENDING`): it
+    /// must look at its signals before it returns to user mode, and an interruptible sleep
+    /// ends early (`EINTR`). Set and recomputed by the process layer (`proc/signal.rs`).
+    pub(super) sigpending: bool,
     /// Job control: the task's process is stopping (SIGSTOP, SIGTSTP, ...): the task stops at
     /// its next return towards user mode, or where it sleeps (`stop.rs`).
     pub(super) stop: bool,

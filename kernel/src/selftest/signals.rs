@@ -18,7 +18,7 @@ pub fn signals() -> Result<(), &'static str> {
     if proc::kill(pid, 0) != Ok(()) {
         return Err("kill(pid, 0) does not find a live process");
     }
-    if proc::kill(pid, 64) != Err(EINVAL) {
+    if proc::kill(pid, 65) != Err(EINVAL) || proc::kill(pid, -1) != Err(EINVAL) {
         return Err("bad signal numbers are not EINVAL");
     }
     if proc::kill(-999_999, SIGUSR1 as i32) != Err(ESRCH) {

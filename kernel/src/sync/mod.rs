@@ -35,9 +35,9 @@ pub trait Scheduler: Sync {
     /// `deadline`). Called with interrupts disabled, after the task is on a queue.
     fn block(&self, kind: SleepKind, deadline: Option<u64>);
     /// Block the running task in an interruptible `kind` of sleep (INTERRUPTIBLE, FUTEX,
-    /// POLL) until woken or the TSC passes `deadline`, unless its process is being killed:
-    /// then it does not sleep, and the answer is false. (The check and the sleep are one
-    /// step, so a kill cannot slip in between.)
+    /// POLL) until woken or the TSC passes `deadline`, unless its process is being killed or
+    /// a signal it does not block is pending: then it does not sleep, and the answer is
+    /// false. (The check and the sleep are one step, so neither can slip in between.)
     fn block_unless_killed(&self, kind: SleepKind, deadline: Option<u64>) -> bool;
     /// Make `task` runnable if it sleeps. Called with interrupts disabled (also from
     /// interrupt handlers).

@@ -47,7 +47,9 @@ impl WaitQueue {
     }
 
     /// Sleep (interruptibly) until `attempt()` has an answer, and return it; `None` if the
-    /// caller's process is being killed before there is one. `attempt` runs with interrupts
+    /// caller is interrupted before there is one — its process is being killed, or a signal
+    /// it does not block is pending (the call then fails with `EINTR` or is restarted:
+    /// `ERESTARTSYS`, `tally_sig::restart_after`). `attempt` runs with interrupts
     /// disabled, so it may both check its condition and act on it; `None` from it means
     /// "not yet": the task then sleeps on this queue in the same critical section.
     pub fn wait_for<R>(&self, mut attempt: impl FnMut() -> Option<R>) -> Option<R> {
@@ -59,7 +61,7 @@ impl WaitQueue {
                 if self.sleep(SleepKind::Interruptible, None, true) {
                     None // woken: try again
                 } else {
-                    Some(None) // killed
+                    Some(None) // killed, or a signal
                 }
             });
             if let Some(answer) = outcome {
@@ -70,7 +72,8 @@ impl WaitQueue {
 
     /// With interrupts disabled: put the running task on the queue and block it until a
     /// wake-up (or `deadline`). Returns once it runs again, off the queue. With
-    /// `unless_killed`, a task whose process is being killed does not sleep: false.
+    /// `unless_killed`, a task whose process is being killed, or with a signal pending, does
+    /// not sleep: false.
     fn sleep(&self, kind: SleepKind, deadline: Option<u64>, unless_killed: bool) -> bool {
         let Some((sched, me)) = super::scheduler().and_then(|s| Some((s, s.current()?))) else {
             // Before the scheduler exists there is nobody to switch to: wait here.

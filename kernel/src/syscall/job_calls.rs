@@ -1,12 +1,10 @@
 //! Job control's calls: process groups and sessions (`setpgid`, `getpgid`, `getpgrp`,
-//! `setsid`, `getsid`), signal dispositions (`rt_sigaction`, `SIG_DFL`/`SIG_IGN` only), and
-//! the console's foreground group (`ioctl` `TIOCGPGRP`/`TIOCSPGRP`, `TIOCSCTTY`,
+//! `setsid`, `getsid`) and the console's foreground group (`ioctl` `TIOCGPGRP`/`TIOCSPGRP`, `TIOCSCTTY`,
 //! `TIOCNOTTY`). The rules are the task table's (`tally_tasktable`'s `jobs.rs`) and
 //! `proc/job_control.rs`'s; the contracts for user space are in `tally_uapi::syscall`,
 //! `::signal` and `::tty`; the design in `docs/job-control.md`.
 
-use tally_uapi::errno::{EINVAL, ENOTTY};
-use tally_uapi::signal::{KernelSigaction, SIG_DFL, SIG_IGN};
+use tally_uapi::errno::ENOTTY;
 use tally_uapi::tty::{TIOCGPGRP, TIOCNOTTY, TIOCSCTTY, TIOCSPGRP};
 
 use super::{int_arg, usercopy, Args, SysResult};
@@ -36,40 +34,6 @@ pub fn setsid(_: &Args) -> SysResult {
 /// `getsid(pid)` (0: the caller).
 pub fn getsid(a: &Args) -> SysResult {
     proc::getsid(int_arg(a[0])).map(|s| s as u64)
-}
-
-/// `rt_sigaction(sig, act, oldact, sigsetsize)`: see `tally_uapi::signal`. Both pointers are
-/// checked before anything changes.
-pub fn rt_sigaction(a: &Args) -> SysResult {
-    let (sig, act, oldact, setsize) = (int_arg(a[0]), a[1], a[2], a[3]);
-    if setsize != 8 {
-        return Err(EINVAL);
-    }
-    let sig = u8::try_from(sig).ok().filter(|s| (1..=64).contains(s)).ok_or(EINVAL)?;
-    let new = if act != 0 {
-        let mut b = [0u8; KernelSigaction::SIZE];
-        usercopy::copy_from_user(act, &mut b)?;
-        match KernelSigaction::from_bytes(&b).sa_handler {
-            SIG_DFL => Some(false),
-            SIG_IGN => Some(true),
-            _ => return Err(EINVAL), // no signal handlers in Tally
-        }
-    } else {
-        None
-    };
-    if oldact != 0 {
-        usercopy::check(oldact, KernelSigaction::SIZE as u64, true)?;
-    }
-    let was = match new {
-        Some(ignore) => proc::set_signal_ignored(sig, ignore)?,
-        None if sig == tally_uapi::signal::SIGKILL || sig == tally_uapi::signal::SIGSTOP => false,
-        None => proc::signal_ignored(sig),
-    };
-    if oldact != 0 {
-        let old = KernelSigaction { sa_handler: if was { SIG_IGN } else { SIG_DFL }, ..Default::default() };
-        usercopy::copy_to_user(oldact, &old.to_bytes())?;
-    }
-    Ok(0)
 }
 
 /// Job control's `ioctl` requests on descriptor `f` (the caller checked the fd exists):

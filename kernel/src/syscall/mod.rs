@@ -20,7 +20,8 @@
 //! and effective ids), `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
 //! `netlink.rs` (bus sockets, sendmsg/recvmsg), `process.rs` (ids, uid, exit), `job_calls.rs` (process
-//! groups, sessions, `rt_sigaction`, the console's foreground group), `ioctl.rs` (device
+//! groups, sessions, the console's foreground group), `signal_calls.rs` (dispositions,
+//! masks, `rt_sigtimedwait`, `sigaltstack`, `rt_sigreturn`, `tgkill`), `ioctl.rs` (device
 //! requests), `spawn.rs` (spawn,
 //! thread_create), `fork_calls.rs` (fork, vfork), `execve.rs` (execve), `wait.rs` (wait4 and its rusage), `scheduling.rs` (yield, sleep, nice,
 //! policy), `clock_gettime.rs` (clocks), `mmap.rs` (brk, mmap, munmap), `msa.rs`
@@ -60,6 +61,7 @@ mod poll;
 mod process;
 mod procstat;
 mod scheduling;
+mod signal_calls;
 mod spawn;
 mod uio;
 pub mod usercopy;
@@ -157,7 +159,16 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_MSA] = arg!("msa", msa::msa);
     t[SYS_KSTAT_CHAIN] = arg!("kstat_chain", kstat_read::kstat_chain);
     t[SYS_KSTAT_READ] = arg!("kstat_read", kstat_read::kstat_read);
-    t[SYS_RT_SIGACTION] = arg!("rt_sigaction", job_calls::rt_sigaction);
+    t[SYS_RT_SIGACTION] = arg!("rt_sigaction", signal_calls::rt_sigaction);
+    t[SYS_RT_SIGPROCMASK] = arg!("rt_sigprocmask", signal_calls::rt_sigprocmask);
+    t[SYS_RT_SIGRETURN] = ("rt_sigreturn", Handler::Frame(signal_calls::rt_sigreturn));
+    t[SYS_RT_SIGPENDING] = arg!("rt_sigpending", signal_calls::rt_sigpending);
+    t[SYS_RT_SIGTIMEDWAIT] = arg!("rt_sigtimedwait", signal_calls::rt_sigtimedwait);
+    t[SYS_RT_SIGSUSPEND] = arg!("rt_sigsuspend", signal_calls::rt_sigsuspend);
+    t[SYS_SIGALTSTACK] = ("sigaltstack", Handler::Frame(signal_calls::sigaltstack));
+    t[SYS_PAUSE] = arg!("pause", signal_calls::pause);
+    t[SYS_TKILL] = arg!("tkill", signal_calls::tkill);
+    t[SYS_TGKILL] = arg!("tgkill", signal_calls::tgkill);
     t[SYS_IOCTL] = arg!("ioctl", ioctl::ioctl);
     t[SYS_SETPGID] = arg!("setpgid", job_calls::setpgid);
     t[SYS_GETPGRP] = arg!("getpgrp", job_calls::getpgrp);
@@ -218,9 +229,11 @@ pub fn entry(frame: &mut SyscallFrame) {
 /// process is being killed, in which case the thread exits here, or the scheduler wants the
 /// CPU for another task (the call woke someone more important, or the tick ended the
 /// slice), which it gets first. (Checked with interrupts off, so no `exit_group` and no
-/// wake-up can slip in between the checks and the return to user mode.)
-pub fn leave(_frame: &mut SyscallFrame) {
-    proc::return_to_user();
+/// wake-up can slip in between the checks and the return to user mode.) A pending signal
+/// is delivered here too: its handler's frame rewrites `frame`, and a call it interrupted
+/// (`ERESTARTSYS`) fails with `EINTR` or is restarted (`proc/sigdeliver.rs`).
+pub fn leave(frame: &mut SyscallFrame) {
+    proc::return_to_user(frame, true);
 }
 
 /// Call the handler for `frame`'s number with its arguments; `-errno` on failure.

@@ -12,19 +12,20 @@
 //!    whether asked or not, negative `fd`s skipped). If any is non-zero, or the time is up,
 //!    the call returns how many; otherwise the task sleeps on every file's wait queue at once
 //!    (`sync::WaitSet`) in POLL_SLEEP until one is woken, the deadline passes (the tick
-//!    wakes it) or its process is killed (`EINTR`), and asks again;
+//!    wakes it), its process is killed or a signal comes (`EINTR` once the handler has run), and
+//!    asks again;
 //! 4. the array is written back.
 //!
 //! Timeouts: `poll`'s in milliseconds (negative: none, 0: do not wait); `ppoll`'s a
 //! `timespec` (NULL: none; invalid: `EINVAL`), and the time left is written back into it,
 //! as Linux does. `ppoll`'s signal mask: NULL or a `sigsetsize` of 8 (`EINVAL` otherwise),
-//! read (`EFAULT`) — and, until Tally has signal masks (`rt_sigprocmask`), not applied:
-//! [`wait_mask`] is where the mask is swapped in for the wait.
+//! read (`EFAULT`), and the caller's mask for the wait ([`wait_mask`]).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use tally_runqueue::SleepKind;
-use tally_uapi::errno::{EINTR, EINVAL};
+use tally_sig::{SigSet, ERESTARTNOHAND};
+use tally_uapi::errno::EINVAL;
 use tally_uapi::poll::{PollFd, SIGSET_SIZE};
 use tally_uapi::syscall::Timespec;
 use tally_usync::poll as rules;
@@ -71,12 +72,17 @@ pub fn ppoll(a: &Args) -> SysResult {
     result
 }
 
-/// Run `wait` with the caller's signal mask replaced by `mask` (`ppoll`'s), restoring it
-/// after. Tally has no signal masks yet, so this only runs `wait`: the signal layer will
-/// swap the mask here.
+/// Run `wait` with the caller's signal mask replaced by `mask` (`ppoll`'s), as Linux's
+/// `set_user_sigmask`: the old mask comes back at once if no signal cut the wait short, or
+/// once the handler of the one that did has run (its frame holds the old mask).
 fn wait_mask(mask: Option<u64>, wait: impl FnOnce() -> SysResult) -> SysResult {
-    let _ = mask;
-    wait()
+    let Some(mask) = mask else { return wait() };
+    proc::begin_wait_mask(SigSet(mask));
+    let result = wait();
+    if result != Err(ERESTARTNOHAND) {
+        proc::end_wait_mask();
+    }
+    result
 }
 
 /// One `pollfd`'s descriptor, looked up once.
@@ -121,7 +127,9 @@ fn do_poll(addr: u64, nfds: u64, timeout: Timeout) -> SysResult {
                 return Some(Ok(count as u64));
             }
             if !set.sleep(SleepKind::Poll, deadline) {
-                return Some(Err(EINTR));
+                // Killed, or a signal: `EINTR` once its handler has run (Linux's
+                // ERESTARTNOHAND: a signal that runs no handler restarts the wait).
+                return Some(Err(ERESTARTNOHAND));
             }
             None
         });

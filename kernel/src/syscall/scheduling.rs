@@ -42,14 +42,25 @@ pub fn sched_yield(_: &Args) -> SysResult {
     Ok(0)
 }
 
-/// `nanosleep(req, rem)`.
+/// `nanosleep(req, rem)`: `EINTR` if a signal (or a kill) cuts it short, with the time left
+/// in `rem` if it is not NULL (never restarted, as Linux with a handler).
 pub fn nanosleep(a: &Args) -> SysResult {
     let req = usercopy::read_timespec(a[0])?;
     if req.tv_sec < 0 || !(0..1_000_000_000).contains(&req.tv_nsec) {
         return Err(EINVAL);
     }
     let ns = (req.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(req.tv_nsec as u64);
-    if ns > 0 && !sched::sleep_ns(ns) {
+    let clock = crate::base::time::clock();
+    let deadline = hal::tsc::read().saturating_add(clock.ns_to_ticks(ns));
+    if ns > 0 && !sched::sleep_until(deadline) {
+        if a[1] != 0 {
+            let left = clock.ticks_to_ns(deadline.saturating_sub(hal::tsc::read()));
+            let rem = tally_uapi::syscall::Timespec {
+                tv_sec: (left / 1_000_000_000) as i64,
+                tv_nsec: (left % 1_000_000_000) as i64,
+            };
+            usercopy::write_timespec(a[1], &rem)?;
+        }
         return Err(EINTR);
     }
     Ok(0)

@@ -20,12 +20,15 @@
 //! major fault: `proc/vm_file.rs`, the one fault that sleeps) — or, when
 //! no frame can be had, the OOM killer ends the largest process with SIGKILL and the fault is
 //! retried (`proc/oom.rs`); anything
-//! else kills the task's process with the signal Linux would send — SIGFPE for a divide
-//! error, SIGILL for an invalid opcode, SIGTRAP for a breakpoint or single step, SIGBUS for
-//! an alignment check, SIGSEGV for page and protection faults — as its wait status, and the
-//! kernel and every other task go on. (No signal handlers exist yet, so every such signal
-//! is fatal. For the signals whose default action is a core dump the status carries the
-//! core flag, so the accounting says ACORE as well as AXSIG; no core file is written.)
+//! else raises the signal Linux would send — SIGFPE for a divide error, SIGILL for an
+//! invalid opcode, SIGTRAP for a breakpoint or single step, SIGBUS for an alignment check,
+//! SIGSEGV for page and protection faults — with Linux's `siginfo` (`si_addr`, `si_code`).
+//! If the process catches it and the thread does not block it, the handler runs on the way
+//! back (`proc::fault_signal`, then `proc::interrupt_return_to_user` builds its frame from
+//! the registers the IDT stub saved). Otherwise it kills the task's process, with the signal
+//! as its wait status, and the kernel and every other task go on. (For the signals whose
+//! default action is a core dump the status carries the core flag, so the accounting says
+//! ACORE as well as AXSIG; no core file is written.)
 //! Non-maskable
 //! interrupts, double faults and machine checks stay fatal wherever they come from.
 //!
@@ -34,7 +37,12 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use tally_microstate::MicroState;
 
-use hal::{idt::Exception, qemu::ExitCode};
+use hal::idt::{Exception, UserRegs};
+use hal::qemu::ExitCode;
+use tally_sig::frame::FaultInfo;
+use tally_uapi::signal::{
+    SigInfo, BUS_ADRALN, FPE_INTDIV, ILL_ILLOPN, SEGV_ACCERR, SEGV_MAPERR, SI_KERNEL, TRAP_BRKPT,
+};
 
 use crate::base::console::emergency_print;
 use crate::{proc, sched};
@@ -68,19 +76,52 @@ fn signal_name(sig: u8) -> &'static str {
     }
 }
 
+/// The `siginfo` Linux gives signal `sig` for exception `e` (`si_code`, and `si_addr`: the
+/// faulting address for a page fault, the instruction for arithmetic and opcode faults).
+fn fault_siginfo(e: &Exception, sig: u8) -> SigInfo {
+    let (code, addr) = match e.vector {
+        14 if e.error_code.unwrap_or(0) & 1 != 0 => (SEGV_ACCERR, e.cr2.unwrap_or(0)),
+        14 => (SEGV_MAPERR, e.cr2.unwrap_or(0)),
+        0 => (FPE_INTDIV, e.rip),
+        6 => (ILL_ILLOPN, e.rip),
+        17 => (BUS_ADRALN, e.rip),
+        3 => (TRAP_BRKPT, e.rip),
+        16 | 19 => (0, e.rip),
+        _ => (SI_KERNEL, 0),
+    };
+    SigInfo::fault(sig, code, addr)
+}
+
+/// An exception from user mode raises `sig`: its handler runs on the way back if the
+/// process catches it (and the thread does not block it); otherwise the process dies.
+fn raise_user(e: &Exception, sig: u8, regs: &mut UserRegs) {
+    let fault = FaultInfo { trapno: e.vector as u64, err: e.error_code.unwrap_or(0), cr2: e.cr2.unwrap_or(0) };
+    if !proc::fault_signal(fault_siginfo(e, sig), fault) {
+        kill_user(e, sig)
+    }
+    back_to_user(regs);
+}
+
+/// The exception is dealt with: the thread runs in user mode again, after whatever the way
+/// back has to do (a kill, a stop, a signal's handler).
+fn back_to_user(regs: &mut UserRegs) {
+    sched::set_running_state(MicroState::OncpuUsr);
+    proc::interrupt_return_to_user(regs);
+}
+
 /// Any exception except breakpoints and page faults (which have their own entry points).
-pub fn exception(e: &Exception) -> ! {
+pub fn exception(e: &Exception, regs: &mut UserRegs) {
     if !e.from_user() || matches!(e.vector, 2 | 8 | 18) {
         fatal(e)
     }
     sched::set_running_state(MicroState::OncpuTrap);
-    kill_user(e, signal_for(e.vector))
+    raise_user(e, signal_for(e.vector), regs)
 }
 
 /// A page fault: demand-zero for user tasks (returns to retry the instruction), SIGSEGV for
 /// user addresses they may not use that way, the OOM killer (SIGKILL to the largest process,
 /// then a retry) when no frame can be had (`proc/oom.rs`), fatal in the kernel.
-pub fn page_fault(e: &Exception) {
+pub fn page_fault(e: &Exception, regs: &mut UserRegs) {
     if !e.from_user() {
         fatal(e)
     }
@@ -94,19 +135,19 @@ pub fn page_fault(e: &Exception) {
     match proc::user_page_fault(addr, write, exec) {
         proc::UserFault::Fixed => {
             USER_FAULTS_FIXED.fetch_add(1, Ordering::Relaxed);
-            sched::set_running_state(MicroState::OncpuUsr);
+            back_to_user(regs);
         }
         // A write to a page `fork` shared, now the process's own (`proc/vm.rs`); counted
         // there (`unix:0:vm`'s `cow_fault`), not as demand-zero.
-        proc::UserFault::CopiedOnWrite => sched::set_running_state(MicroState::OncpuUsr),
-        proc::UserFault::PageIn => page_in(e, addr),
-        proc::UserFault::BusError => kill_user(e, SIGBUS),
-        proc::UserFault::Denied => kill_user(e, SIGSEGV),
+        proc::UserFault::CopiedOnWrite => back_to_user(regs),
+        proc::UserFault::PageIn => page_in(e, addr, regs),
+        proc::UserFault::BusError => raise_user(e, SIGBUS, regs),
+        proc::UserFault::Denied => raise_user(e, SIGSEGV, regs),
         // Allowed but no frame left: the OOM killer's SIGKILL (for this process, which then
         // never comes back here, or for a larger one), not a segfault; then retry.
         proc::UserFault::OutOfMemory => {
             proc::oom::out_of_memory();
-            sched::set_running_state(MicroState::OncpuUsr);
+            back_to_user(regs);
         }
     }
 }
@@ -116,21 +157,21 @@ pub fn page_fault(e: &Exception) {
 /// faulting thread's own kernel stack and holds no lock (the fault came from ring 3), so it
 /// enables them for the read — the thread sleeps in PAGING_SLEEP while `fsd` and the disk
 /// work, and resumes in ONCPU_TRAP — and disables them again for the way back, which goes
-/// through `proc::return_to_user` like a system call's: a kill, a stop or a reschedule that
-/// came during the sleep is acted on before ring 3.
-fn page_in(e: &Exception, addr: u64) {
+/// through `proc::return_to_user` like a system call's: a kill, a stop, a signal or a
+/// reschedule that came during the sleep is acted on before ring 3.
+fn page_in(e: &Exception, addr: u64, regs: &mut UserRegs) {
     hal::cpu::enable_interrupts();
     let outcome = proc::user_page_in(addr);
     hal::cpu::disable_interrupts();
     match outcome {
         // Counted by `vm_file` (major, or a `.bss` zero-fill), not as a demand-zero fix.
-        proc::UserFault::Fixed | proc::UserFault::CopiedOnWrite => proc::return_to_user(),
-        proc::UserFault::BusError => kill_user(e, SIGBUS),
+        proc::UserFault::Fixed | proc::UserFault::CopiedOnWrite => proc::return_to_user(regs, false),
+        proc::UserFault::BusError => raise_user(e, SIGBUS, regs),
         proc::UserFault::OutOfMemory => {
             proc::oom::out_of_memory();
-            proc::return_to_user();
+            proc::return_to_user(regs, false);
         }
-        proc::UserFault::Denied | proc::UserFault::PageIn => kill_user(e, SIGSEGV),
+        proc::UserFault::Denied | proc::UserFault::PageIn => raise_user(e, SIGSEGV, regs),
     }
 }
 
@@ -172,10 +213,10 @@ pub fn user_fault_counts() -> (u64, u64) {
 /// overflowing (a function may reserve a large frame before touching it).
 const STACK_OVERFLOW_WINDOW: u64 = 64 * 1024;
 
-pub fn breakpoint(e: &Exception) {
+pub fn breakpoint(e: &Exception, regs: &mut UserRegs) {
     if e.from_user() {
         sched::set_running_state(MicroState::OncpuTrap);
-        kill_user(e, SIGTRAP)
+        return raise_user(e, SIGTRAP, regs);
     }
     BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
     log::info!("breakpoint (vector 3) at rip={:#018x}, resuming", e.rip);

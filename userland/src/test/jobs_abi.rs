@@ -11,7 +11,7 @@
 //! it and `wait4(-pgid, WUNTRACED)` says so (17-18); `wait4` without `WUNTRACED` does not
 //! (19); `SIGCONT` and `WCONTINUED` (20-21); `tcsetpgrp` to it and back (22-23), `ESRCH` for
 //! a group that does not exist (24); `rt_sigaction`: `SIG_IGN` then reading it back (25-26),
-//! `EINVAL` for SIGKILL and for a handler (27-28); `kill(-pgid, SIGKILL)` ends the stopped
+//! `EINVAL` for SIGKILL and for a handler of SIGSTOP (27-28); `kill(-pgid, SIGKILL)` ends the stopped
 //! child (29-30); `kill(-999999, 0)` is `ESRCH` (31). A console reader (`cat`) spawned as the
 //! foreground job (32), stopped with SIGSTOP (33) and continued in the background once the
 //! console is taken back (34) — `bg` after ^Z — is stopped again by SIGTTIN instead of going on
@@ -73,7 +73,7 @@ fn main() -> i32 {
     expect_ok(sys::ignore_signal(SIGTTOU, true).map(usize::from), 0, 25);
     expect_ok(sys::ignore_signal(SIGTTOU, false).map(usize::from), 1, 26);
     expect_err(sys::ignore_signal(SIGKILL, true).map(usize::from), EINVAL, 27);
-    expect_err(sys::sigaction_handler(SIGTSTP, 0x40_1000).map(|h| h as usize), EINVAL, 28);
+    expect_err(sys::sigaction_handler(SIGSTOP, 0x40_1000).map(|h| h as usize), EINVAL, 28);
 
     expect_ok(sys::kill(group, i32::from(SIGSTOP)), 0, 29);
     expect_ok(sys::wait4(group, Some(&mut status), WUNTRACED, None), child, 29);

@@ -160,9 +160,11 @@ pub const SYS_MMAP: usize = 9;
 pub const SYS_MPROTECT: usize = 10;
 pub const SYS_MUNMAP: usize = 11;
 pub const SYS_BRK: usize = 12;
-/// `rt_sigaction(sig, act, oldact, sigsetsize)`: only `SIG_DFL`/`SIG_IGN` (see
-/// [`crate::signal`]).
+/// `rt_sigaction(sig, act, oldact, sigsetsize)`, `rt_sigprocmask(how, set, oldset,
+/// sigsetsize)`, `rt_sigreturn()` (the handler's restorer calls it): see [`crate::signal`].
 pub const SYS_RT_SIGACTION: usize = 13;
+pub const SYS_RT_SIGPROCMASK: usize = 14;
+pub const SYS_RT_SIGRETURN: usize = 15;
 /// `ioctl(fd, request, arg)`: on the console, the terminal requests of [`crate::tty`]
 /// (`TCGETS`, `TCSETS`, `TCSETSW`, `TCSETSF`, `TIOCGWINSZ`, `TIOCSWINSZ`); on a pipe,
 /// `FIONREAD`; `ENOTTY` on any other descriptor and for a request the file does not know,
@@ -172,6 +174,8 @@ pub const SYS_SCHED_YIELD: usize = 24;
 /// `dup2(oldfd, newfd)`, `dup3(oldfd, newfd, flags)`: `newfd` becomes a copy of `oldfd`
 /// (closing what was there); `dup3` takes `O_CLOEXEC` and refuses `oldfd == newfd`.
 pub const SYS_DUP2: usize = 33;
+/// `pause()`: sleep until a signal's handler has run (`EINTR`).
+pub const SYS_PAUSE: usize = 34;
 pub const SYS_NANOSLEEP: usize = 35;
 pub const SYS_GETPID: usize = 39;
 /// Bus sockets: `socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC)`, `sendto`, `recvfrom`,
@@ -224,6 +228,15 @@ pub const SYS_GETPGRP: usize = 111;
 pub const SYS_SETSID: usize = 112;
 pub const SYS_GETPGID: usize = 121;
 pub const SYS_GETSID: usize = 124;
+/// `rt_sigpending(set, sigsetsize)`, `rt_sigtimedwait(set, info, timeout, sigsetsize)`,
+/// `rt_sigsuspend(mask, sigsetsize)`, `sigaltstack(ss, old_ss)`: see [`crate::signal`].
+pub const SYS_RT_SIGPENDING: usize = 127;
+pub const SYS_RT_SIGTIMEDWAIT: usize = 128;
+pub const SYS_RT_SIGSUSPEND: usize = 130;
+pub const SYS_SIGALTSTACK: usize = 131;
+/// `tkill(tid, sig)`, `tgkill(tgid, tid, sig)`: a signal to one thread.
+pub const SYS_TKILL: usize = 200;
+pub const SYS_TGKILL: usize = 234;
 pub const SYS_SETPRIORITY: usize = 141;
 pub const SYS_SCHED_SETSCHEDULER: usize = 144;
 /// `acct(path)`: process accounting to `path` (an existing regular file on `/var`), or off
