@@ -1,8 +1,8 @@
 /* sighandlers.c — POSIX signals from a static musl program, nothing Tally-specific: a
  * SA_SIGINFO handler on raise() with its siginfo, sigprocmask and delivery at the unblock,
  * sigtimedwait with and without a timeout, sigaltstack and an SA_ONSTACK handler, a
- * SIGSEGV handler leaving through siglongjmp, SIGCHLD through sigtimedwait after fork...
- * (fork only where the kernel has it: skipped with ENOSYS). Prints "signals: ok" and exits
+ * SIGSEGV handler leaving through siglongjmp, SIGCHLD through sigtimedwait after fork.
+ * Prints "signals: ok" and exits
  * 0, or names the first failed check and exits with its number. */
 #include <errno.h>
 #include <setjmp.h>
@@ -78,7 +78,8 @@ int main(void) {
     segv.sa_flags = SA_SIGINFO | SA_NODEFER;
     sigaction(SIGSEGV, &segv, 0);
     if (sigsetjmp(escape, 1) == 0) {
-        *(volatile int *)16 = 1;
+        volatile int *volatile bad = (volatile int *)16;
+        *bad = 1;
         CHECK(10, 0);
     }
     CHECK(11, last_sig == SIGSEGV && last_addr == 16);
@@ -97,8 +98,7 @@ int main(void) {
         int status;
         CHECK(14, waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 7);
     } else {
-        CHECK(15, errno == ENOSYS);
-        printf("signals: fork: ENOSYS, its checks skipped\n");
+        CHECK(15, 0); /* fork failed */
     }
     printf("signals: ok\n");
     return 0;
