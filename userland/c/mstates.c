@@ -131,15 +131,24 @@ int main(int argc, char **argv)
      * for 20 ms before they are read and reaped. */
     static const int queued[] = {5, 6, 7};
     pid_t kids[2];
+    int gone[2] = {-1, -1}; /* end of file on gone[0]: both children have exited */
+    if (pipe(gone) < 0)
+        check("pipe", 0, "errno %d", errno);
     for (int k = 0; k < 2; k++) {
         kids[k] = fork_or_fail("the spinners");
         if (kids[k] == 0) {
+            close(gone[0]);
             spin_ms(300);
-            _exit(0);
+            _exit(0); /* closes gone[1] on its way to being a zombie */
         }
     }
+    close(gone[1]);
     spin_ms(300);
-    sleep_ms(50); /* the children finish and wait as zombies */
+    char byte;
+    while (gone[0] >= 0 && read(gone[0], &byte, 1) > 0)
+        ;
+    close(gone[0]);
+    sleep_ms(20); /* both children are zombies now, and stay so while they are read */
     read_clocks(me, "a spinner (this process)", queued, 2);
     for (int k = 0; k < 2; k++) {
         if (kids[k] > 0) {
