@@ -161,6 +161,34 @@ pub fn build_c_programs() -> Result<Vec<(String, PathBuf)>, String> {
     Ok(programs)
 }
 
+/// A scenario's `add`: compile each C source (a path from the repository's root) on the
+/// host into `target/tally/added/`, as a user would before `run --add`, and return them as
+/// `--add` entries named after their files.
+pub fn build_added(sources: &[String]) -> Result<Vec<Added>, String> {
+    let out_dir = crate::build::target_dir().join("tally").join("added");
+    std::fs::create_dir_all(&out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    ensure_musl_gcc()?;
+    let mut added = Vec::new();
+    for src in sources {
+        let path = crate::build::root().join(src);
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        check_name(&name).map_err(|why| format!("{src}: {why}"))?;
+        let exe = out_dir.join(&name);
+        let status = Command::new(CC)
+            .args(CFLAGS)
+            .arg("-o")
+            .arg(&exe)
+            .arg(&path)
+            .status()
+            .map_err(|e| format!("cannot run {CC}: {e}"))?;
+        if !status.success() {
+            return Err(format!("{CC} failed on {src}"));
+        }
+        added.push(Added { file: exe, name });
+    }
+    Ok(added)
+}
+
 /// Is `bytes` an ELF file (to be stripped before packing)?
 pub fn is_elf(bytes: &[u8]) -> bool {
     bytes.starts_with(b"\x7fELF")

@@ -21,6 +21,9 @@
 //! prstat_rows_add_up = true      # optional: each prstat row's columns add up to 100 %
 //!                                # (± rounding), or the scenario fails (`prstat_rows.rs`)
 //!
+//! add = ["tests/added/linuxprog.c"]  # optional: C sources built on the host with musl-gcc
+//!                                # and packed as `run --add FILE` packs them: /bin/linuxprog
+//!                                # (the scenario boots an image of its own with them)
 //! acct_disk_mib = 4              # optional: the accounting disk's size, 4 to 64 MiB (default
 //!                                # 8); the scenarios that fill it take a small one
 //!
@@ -149,6 +152,11 @@ pub struct Scenario {
     /// The accounting disk's size in MiB (default: `acctdisk::DISK_BYTES`).
     #[serde(default)]
     pub acct_disk_mib: Option<u64>,
+    /// C sources (paths from the repository's root) compiled on the host with `musl-gcc
+    /// -static` and packed as `cargo xtask run --add` packs a file: the scenario boots an
+    /// image of its own with them in `/bin` under their file names.
+    #[serde(default)]
+    pub add: Vec<String>,
     /// Files of the accounting disk judged on the host after the run (`hostcheck.rs`).
     #[serde(default)]
     pub host_check: Vec<crate::hostcheck::HostCheck>,

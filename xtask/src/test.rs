@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::scenario::{self, Scenario};
-use crate::{acctdisk, build, hosttest, qemu, BuildOpts};
+use crate::{acctdisk, build, cprogs, hosttest, qemu, BuildOpts};
 
 #[derive(Default)]
 struct Tally {
@@ -63,9 +63,18 @@ pub fn run(filter: Option<&str>, opts: &BuildOpts, jobs: Option<usize>, no_host:
         .collect();
     if !scenarios.is_empty() {
         qemu::ensure_installed()?;
+        // A scenario with `add` boots an image of its own, with its programs added as
+        // `run --add` adds them; it runs after the others (the added image has one name).
+        let (own, shared): (Vec<Scenario>, Vec<Scenario>) = scenarios.into_iter().partition(|s| !s.add.is_empty());
         match build::image(opts) {
-            Ok(image) => run_scenarios(&image, scenarios, jobs, &mut tally),
+            Ok(image) => run_scenarios(&image, shared, jobs, &mut tally),
             Err(e) => tally.record("qemu", "build", false, "", &e),
+        }
+        for s in own {
+            match cprogs::build_added(&s.add).and_then(|added| build::image_with(opts, &added)) {
+                Ok(image) => run_scenarios(&image, vec![s], jobs, &mut tally),
+                Err(e) => tally.record("qemu", &s.name, false, "", &e),
+            }
         }
     }
 

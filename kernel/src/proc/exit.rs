@@ -324,8 +324,8 @@ fn leave_table(
 /// (`/bin/init` exits when the program it started does), so QEMU exits cleanly and hands on
 /// init's exit code (`hal::qemu`: 0 is success) — or the failure status if init died of a
 /// signal (a fault in pid 1). Before that, invariant (a) is checked one last time, on init,
-/// whose clocks span the kernel's part of boot and the exec, and the tally of every exit's
-/// check is printed. Called with interrupts off; never returns.
+/// whose clocks span the kernel's part of boot and the exec, the tally of every exit's
+/// check is printed, and invariant (b) is checked over the whole run. Called with interrupts off; never returns.
 fn init_ended(status: ExitStatus) -> ! {
     sched::with(|s| {
         let now = hal::tsc::read();
@@ -339,6 +339,12 @@ fn init_ended(status: ExitStatus) -> ! {
             "kernel: microstate clocks summed to the task's age at {checked} exits (init's included), broken at \
             {broken}"
         );
+        // Invariant (b), over the whole run: every task's INTERRUPTED time, live or gone, is
+        // the interrupt handlers' time (interrupts are off: nothing moves meanwhile).
+        let live: alloc::vec::Vec<_> = super::with(|p| p.table.iter().map(|(key, _)| sched::slot_of(key)).collect());
+        let (interrupted, handlers) = sched::interrupt_invariant(&live, hal::tsc::read());
+        let verdict = if interrupted == handlers { "equals" } else { "DIFFERS FROM" };
+        println!("kernel: INTERRUPTED over every task ({interrupted} ticks) {verdict} the interrupt handlers' time ({handlers} ticks)");
     }
     let raw = status.raw();
     if tally_tasktable::wifexited(raw) {

@@ -63,6 +63,20 @@ pub fn runq_io() -> IoStats {
     io.rescaled(|ticks| clock.ticks_to_ns(ticks.max(0) as u64) as i64)
 }
 
+/// Invariant (b) at one instant `now`: INTERRUPTED summed over the `live` tasks and every
+/// released one, and the handler time of every IRQ line — equal to the TSC tick when the
+/// accounting is right ([microstate-accounting.md](../../../docs/microstate-accounting.md)).
+pub fn interrupt_invariant(live: &[tally_runqueue::TaskSlot], now: u64) -> (u64, u64) {
+    let i = tally_microstate::MicroState::Interrupted.index();
+    with(|s| {
+        let mut sum = s.released_msa[i];
+        for &slot in live {
+            sum = sum.wrapping_add(s.msa_snapshot(slot, now)[i]);
+        }
+        (sum, s.rq.irq().total_handler_ticks(now))
+    })
+}
+
 /// What the interrupt accounting knows at TSC `now`: the clocks of every released task, the
 /// total handler time of all lines, and each line's statistics.
 pub fn interrupt_totals(now: u64) -> (MsaTimes, u64, [IrqLineStats; hal::pic::NR_LINES]) {

@@ -34,8 +34,8 @@
 //! | `{cpu,blkio,irq}_delay_max`, `_min` | ns | longest / shortest non-empty episode, each converted on its own |
 //! | `{cpu,blkio,irq}_delay_max_ts` | timespec | wall clock at the end of the longest episode; 0 when there was none |
 //! | `swapin_*`, `freepages_*`, `thrashing_*` | — | 0: Tally has no swap, no reclaim, no thrashing |
-//! | `compact_*`, `wpcopy_*` | — | 0: no compaction, no copy-on-write either |
-//! | `ac_minflt`, `ac_majflt` | — | page faults (majflt is 0: no paging) |
+//! | `compact_*`, `wpcopy_*` | — | 0: no compaction; a copy-on-write copy never waits, so it is no delay episode |
+//! | `ac_minflt`, `ac_majflt` | — | page faults: minor (demand-zero, copy-on-write), major (a page of a `/var` program read in) |
 //! | `coremem`, `virtmem` | MB·µs | RSS / VM page·tick integrals over the process's CPU time (Linux: KB × µs / 1024) |
 //! | `hiwater_rss`, `hiwater_vm` | KB | high-water marks |
 //! | `read_char`, `write_char` | bytes | passed to `read`/`write` (any descriptor, a socket's too) |
