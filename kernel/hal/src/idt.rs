@@ -159,6 +159,10 @@ core::arch::global_asm!(
     ".global tally_isr_common",
     "tally_isr_common:",
     // [rsp] = the vector, [rsp + 8] = orig_rax (error code or -1), then the CPU's words.
+    // The CPU leaves RFLAGS.DF as the interrupted code had it (`std` in ring 3): the
+    // kernel's `rep movs`/`rep stos` (memcpy, memset) must run forwards. (`iretq` gives the
+    // user its DF back from the frame.)
+    "cld",
     "xchg rdi, [rsp]", // rdi = the vector; the interrupted rdi in pt_regs.rdi's slot
     "push rsi",
     "push rdx",

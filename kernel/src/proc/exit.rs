@@ -105,8 +105,14 @@ pub fn return_to_user(regs: &mut hal::regs::UserRegs, from_syscall: bool) {
     // Only an interrupted call (ERESTARTSYS...) has a restart to decide: every other return
     // does nothing more after the switch to ONCPU_USR below.
     let mut syscall = (from_syscall && tally_sig::is_restart(regs.rax)).then_some(regs.orig_rax);
+    let interrupted = syscall.is_some();
     loop {
         match sched::enter_user_mode() {
+            // A wait with a temporary mask (`rt_sigsuspend`, `ppoll`) cut short by a signal
+            // that ran no handler (a stop, an ignored one): the caller's mask comes back, as
+            // Linux's `restore_saved_sigmask` (a handler's frame took it otherwise), and
+            // what it unblocks is delivered now.
+            sched::UserReturn::Ready if interrupted && super::sigcalls::restore_saved_mask() => {}
             sched::UserReturn::Ready => break,
             sched::UserReturn::Killed => exit_killed(),
             sched::UserReturn::Reschedule => sched::preempt_if_needed(),

@@ -40,7 +40,7 @@ use tally_uapi::errno::{EAGAIN, EFAULT, EINTR, ETIMEDOUT};
 use tally_uapi::futex::FUTEX_BITSET_MATCH_ANY;
 use tally_usync::futex::{FutexKey, Futexes};
 
-use super::vm::{FaultOutcome, Vm};
+use super::vm::Vm;
 use crate::sched::{self, slot_of};
 
 static FUTEXES: Mutex<Futexes<TaskSlot>> = Mutex::new(Futexes::new());
@@ -185,18 +185,9 @@ pub fn clear_child_tid(vm: &Arc<Vm>, addr: u64) {
     let zero = 0u32.to_ne_bytes();
     let written = hal::uaccess::copy_to_user_direct(addr, &zero) || {
         let cpu = super::current_process_cpu_ticks();
-        let mut resolve = |page: u64, write: bool| match vm.fault(page, write, false, cpu) {
-            // A page `fork` shared copy-on-write (the thread's tid word after its process
-            // forked) is copied like any written page.
-            FaultOutcome::Mapped | FaultOutcome::CopiedOnWrite => {
-                sched::note_minor_fault();
-                true
-            }
-            FaultOutcome::Present => true,
-            // Not allowed, no frame, or a page that would have to be read from a file (the
-            // exit runs with interrupts off and cannot wait for the disk): left alone.
-            _ => false,
-        };
+        // The exit runs with interrupts off: a page that would have to be read from a file
+        // is left alone (so is one the process may not write, or no frame for it).
+        let mut resolve = |page: u64, write: bool| super::user::resolve_for_copy(vm, page, write, cpu);
         hal::uaccess::copy_to_user(vm.space(), addr, &zero, &mut resolve).is_ok()
     };
     if written {

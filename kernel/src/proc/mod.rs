@@ -84,8 +84,8 @@ pub use threads::{clone_thread, create_thread};
 #[allow(unused_imports, reason = "used by fork, clone and the thread exit path (issue #17)")]
 pub use user::{clear_child_tid, UserStart};
 pub use user::{
-    current_file, current_files, current_vm, exec_user, set_clear_child_tid, set_clear_child_tid_of, spawn_user,
-    user_page_fault, user_page_in, UserFault,
+    current_file, current_files, current_vm, exec_user, resolve_for_copy, set_clear_child_tid, set_clear_child_tid_of,
+    spawn_user, user_page_fault, user_page_in, UserFault,
 };
 
 use alloc::collections::{BTreeMap, VecDeque};

@@ -152,14 +152,20 @@ pub fn begin_wait_mask(mask: SigSet) {
 
 /// The wait of [`begin_wait_mask`] ended without a signal to deliver: the old mask now.
 pub fn end_wait_mask() {
+    restore_saved_mask();
+}
+
+/// The mask a temporary one replaced (`rt_sigsuspend`, `ppoll`) back in place, if there is
+/// one: true if there was.
+pub(super) fn restore_saved_mask() -> bool {
     super::with(|p| {
         let me = sched::current();
         let t = p.signals.thread(me);
-        if let Some(old) = t.saved_mask.take() {
-            t.blocked = old;
-        }
+        let Some(old) = t.saved_mask.take() else { return false };
+        t.blocked = old;
         p.recalc_sigpending(me);
-    });
+        true
+    })
 }
 
 /// `pause()`: wait until a signal is delivered (`EINTR` once its handler has run).

@@ -33,7 +33,6 @@ use tally_uapi::signal::{KernelSigaction, SigContext, SigInfo, UContext, FPSTATE
 
 use hal::regs::UserRegs;
 
-use super::vm::FaultOutcome;
 use super::Procs;
 use crate::sched;
 
@@ -282,15 +281,6 @@ fn copy_in(addr: u64, buf: &mut [u8]) -> bool {
 }
 
 fn resolve_page(vm: &super::vm::Vm, page: u64, write: bool, cpu: u64) -> bool {
-    match vm.fault(page, write, false, cpu) {
-        // A stack page `fork` shared copy-on-write is copied like any written page.
-        FaultOutcome::Mapped | FaultOutcome::CopiedOnWrite => {
-            sched::note_minor_fault();
-            true
-        }
-        FaultOutcome::Present => true,
-        // A page of a `/var` program would have to be read from the disk, and delivery runs
-        // with interrupts off: refused (the process gets SIGSEGV, as for an unusable stack).
-        FaultOutcome::Denied | FaultOutcome::OutOfMemory | FaultOutcome::FilePage => false,
-    }
+    // Delivery runs with interrupts off: a `/var` page is refused rather than read (SIGSEGV).
+    super::user::resolve_for_copy(vm, page, write, cpu)
 }

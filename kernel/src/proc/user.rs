@@ -292,6 +292,28 @@ pub fn current_vm() -> Option<Arc<Vm>> {
     super::with(|p| p.table.get(sched::current()).ok().and_then(|t| t.payload().vm().cloned()))
 }
 
+/// A page a kernel copy to or from `vm` needs that the direct copy found missing or
+/// read-only (`hal::uaccess`'s fallback): fault it in as user code touching it would — a
+/// demand-zero page or a copy-on-write copy (a minor fault, counted), a page of a `/var`
+/// program read from the disk (a major fault, PAGING_SLEEP) only where the caller may sleep
+/// (interrupts on: a copy made with them off fails instead). True if the copy may go on.
+/// `cpu`: the process's CPU time now, for its memory integrals.
+pub fn resolve_for_copy(vm: &Vm, page: u64, write: bool, cpu: u64) -> bool {
+    match vm.fault(page, write, false, cpu) {
+        FaultOutcome::Mapped | FaultOutcome::CopiedOnWrite => {
+            sched::note_minor_fault();
+            true
+        }
+        FaultOutcome::Present => true,
+        FaultOutcome::FilePage => {
+            hal::cpu::interrupts_enabled() && super::vm_file::page_in(vm, page) == super::vm_file::PageIn::Fixed
+        }
+        // No frame for the page: the copy fails (`EFAULT`), as Linux's does when its fault is
+        // out of memory (the OOM killer acts on faults from user mode only).
+        FaultOutcome::Denied | FaultOutcome::OutOfMemory => false,
+    }
+}
+
 /// What a page fault from user mode came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UserFault {

@@ -15,30 +15,15 @@ use alloc::vec::Vec;
 use tally_uapi::errno::{E2BIG, EFAULT};
 use tally_uapi::syscall::Timespec;
 
-use crate::proc::{self, vm::FaultOutcome};
-use crate::sched;
+use crate::proc;
 use hal::uaccess;
 
 fn with_user<R>(
     f: impl FnOnce(&hal::address_space::AddressSpace, uaccess::Resolve) -> Result<R, uaccess::Fault>,
 ) -> Result<R, i32> {
     let vm = proc::current_vm().ok_or(EFAULT)?;
-    let mut resolve = |page: u64, write: bool| match vm.fault(page, write, false, proc::current_process_cpu_ticks()) {
-        FaultOutcome::Mapped | FaultOutcome::CopiedOnWrite => {
-            sched::note_minor_fault();
-            true
-        }
-        FaultOutcome::Present => true,
-        // A page of a program on `/var`: read it in (a major fault, PAGING_SLEEP), as user
-        // code touching it would — only where the call may sleep (it always may, unless a
-        // caller copies with interrupts off; then the copy fails rather than sleep there).
-        FaultOutcome::FilePage => {
-            hal::cpu::interrupts_enabled() && proc::vm_file::page_in(&vm, page) == proc::vm_file::PageIn::Fixed
-        }
-        // No frame for the page: the call fails with EFAULT, as Linux's copy does when its
-        // fault is out of memory (the OOM killer acts on faults from user mode only).
-        FaultOutcome::Denied | FaultOutcome::OutOfMemory => false,
-    };
+    let mut resolve =
+        |page: u64, write: bool| proc::resolve_for_copy(&vm, page, write, proc::current_process_cpu_ticks());
     f(vm.space(), &mut resolve).map_err(|_| EFAULT)
 }
 

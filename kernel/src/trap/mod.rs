@@ -103,10 +103,11 @@ fn raise_user(e: &Exception, sig: u8, regs: &mut UserRegs) {
 }
 
 /// The exception is dealt with: the thread runs in user mode again, after whatever the way
-/// back has to do (a kill, a stop, a signal's handler).
+/// back has to do (a kill, a stop, a reschedule, a signal's frame) — the way a system call
+/// goes back, so that building a handler's frame is still the trap's time, and ONCPU_USR
+/// starts when ring 3 does.
 fn back_to_user(regs: &mut UserRegs) {
-    sched::set_running_state(MicroState::OncpuUsr);
-    proc::interrupt_return_to_user(regs);
+    proc::return_to_user(regs, false);
 }
 
 /// Any exception except breakpoints and page faults (which have their own entry points).
