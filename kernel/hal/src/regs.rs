@@ -104,6 +104,8 @@ impl UserRegs {
 impl core::ops::Index<usize> for UserRegs {
     type Output = u64;
 
+    // Across the crate boundary only with `#[inline]`: a handler's `a[2]` is then one load.
+    #[inline]
     fn index(&self, i: usize) -> &u64 {
         match i {
             0 => &self.rdi,
