@@ -184,6 +184,10 @@ core::arch::global_asm!(
     "sub rsp, 8",
     "call qword ptr [rip + {handler}]",
     "add rsp, 8",
+    // Every register back from the pt_regs at rsp, then iretq: also the first way into
+    // ring 3 (`usermode::enter_user_regs`).
+    ".global tally_restore_user_regs",
+    "tally_restore_user_regs:",
     "pop r15",
     "pop r14",
     "pop r13",

@@ -65,7 +65,8 @@ pub fn enter_user(rip: u64, rsp: u64, arg: u64) -> ! {
 
 /// Drop to ring 3 with every register as in `regs` (a new thread's start, or a forked
 /// child's copy of its parent's registers): the registers are loaded from a copy on this
-/// stack and `iretq` pops the last five words. Never returns: from now on the thread
+/// stack by the interrupt stubs' own way out (`idt.rs`), whose `iretq` pops the last five
+/// words. Never returns: from now on the thread
 /// re-enters the kernel only by system calls, exceptions and interrupts, on its kernel stack
 /// (TSS.rsp0); whatever was on that stack before is abandoned (so the caller must hold
 /// nothing that needs dropping). Call with interrupts disabled (checked) and the thread's
@@ -84,23 +85,7 @@ pub fn enter_user_regs(regs: &UserRegs) -> ! {
     unsafe {
         core::arch::asm!(
             "mov rsp, {0}",
-            "pop r15",
-            "pop r14",
-            "pop r13",
-            "pop r12",
-            "pop rbp",
-            "pop rbx",
-            "pop r11",
-            "pop r10",
-            "pop r9",
-            "pop r8",
-            "pop rax",
-            "pop rcx",
-            "pop rdx",
-            "pop rsi",
-            "pop rdi",
-            "add rsp, 8", // orig_rax
-            "iretq",
+            "jmp tally_restore_user_regs", // the IDT stubs' way out: every register, iretq
             in(reg) at,
             options(noreturn)
         )

@@ -125,13 +125,7 @@ pub fn sigtimedwait(set: SigSet, deadline: Option<u64>) -> Result<SigInfo, i32> 
 /// mask comes back once its handler has run (the frame's `uc_sigmask`). Always ends with
 /// `EINTR` (as `ERESTARTNOHAND`: a signal that runs no handler does not end it).
 pub fn sigsuspend(mask: SigSet) -> Result<u64, i32> {
-    super::with(|p| {
-        let me = sched::current();
-        let t = p.signals.thread(me);
-        t.saved_mask = Some(t.blocked);
-        t.blocked = mask.blockable();
-        p.recalc_sigpending(me);
-    });
+    begin_wait_mask(mask);
     sched::sleep_until(u64::MAX);
     Err(ERESTARTNOHAND)
 }

@@ -155,6 +155,18 @@ impl Map {
             .sum()
     }
 
+    /// A segment of the program ending at `end` is in place: the heap follows the image
+    /// (programs are loaded before they run, so the heap is still empty), and the sizes are
+    /// recorded at CPU time 0 (the process has not run).
+    fn image_loaded(&mut self, end: u64) {
+        if end > self.heap_start {
+            self.heap_start = end;
+            self.brk = end;
+            self.vmas.retain(|v| v.kind != VmaKind::Heap);
+        }
+        self.account(0);
+    }
+
     /// Record the sizes after a change at process CPU time `cpu`.
     fn account(&mut self, cpu: u64) {
         let vm = self.vm_pages();
@@ -316,15 +328,7 @@ impl Vm {
             }
             self.space.write(vaddr, data).map_err(|_| EINVAL)?;
             m.vmas.push(Vma { start, end, prot, kind: VmaKind::Image, accessible: true });
-            if end > m.heap_start {
-                // The heap follows the image (programs are loaded before they run, so the
-                // heap is still empty).
-                m.heap_start = end;
-                m.brk = end;
-                m.vmas.retain(|v| v.kind != VmaKind::Heap);
-            }
-            // Loading happens before the process has run: CPU time 0.
-            m.account(0);
+            m.image_loaded(end);
             Ok(())
         })
     }
@@ -458,12 +462,7 @@ impl Vm {
             }
             m.vmas.push(Vma { start, end, prot, kind: VmaKind::File, accessible: true });
             m.files.push(seg);
-            if end > m.heap_start {
-                m.heap_start = end;
-                m.brk = end;
-                m.vmas.retain(|v| v.kind != VmaKind::Heap);
-            }
-            m.account(0);
+            m.image_loaded(end);
             Ok(())
         })
     }
