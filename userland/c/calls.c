@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,18 @@ static void test_iov(void)
     check("readv.overflow", e == -EINVAL, "lengths over SSIZE_MAX gave %ld", e);
     e = raw(SYS_readv, p[1], (long)r, 2);
     check("readv.write_end", e == -EBADF, "readv on the write end gave %ld", e);
+
+    /* dup: the lowest free descriptor, the same open file, close-on-exec clear. */
+    struct stat so, sd;
+    int d = dup(1);
+    int d_ok = d >= 0 && fcntl(d, F_GETFD) == 0 && fstat(1, &so) == 0 && fstat(d, &sd) == 0 &&
+               so.st_mode == sd.st_mode && so.st_rdev == sd.st_rdev;
+    int d_again = d >= 0 && close(d) == 0 ? dup(1) : -2;
+    check("dup", d_ok && d_again == d, "dup gave %d, again %d", d, d_again);
+    if (d_again >= 0)
+        close(d_again);
+    e = raw(SYS_dup, 999, 0, 0);
+    check("dup.ebadf", e == -EBADF, "dup(999) gave %ld", e);
 
     /* fcntl: the status flags, O_NONBLOCK honoured. */
     int fl = fcntl(p[0], F_GETFL);

@@ -258,6 +258,13 @@ pub fn close(a: &Args) -> SysResult {
     Ok(0)
 }
 
+/// `dup(old)`: a copy of `old` at the lowest free descriptor, not close-on-exec (`EBADF` if
+/// `old` is not open, `EMFILE` if none is free): `fcntl(old, F_DUPFD, 0)`.
+pub fn dup(a: &Args) -> SysResult {
+    let files = proc::current_files().ok_or(EBADF)?;
+    Ok(files.dup_from(int_arg(a[0]), 0, false)? as u64)
+}
+
 /// `dup2(old, new)`: `new` becomes a copy of `old` (what was at `new` is closed). `old ==
 /// new` only checks `old`. The copy is not close-on-exec.
 pub fn dup2(a: &Args) -> SysResult {

@@ -15,7 +15,7 @@
 //!    important) happens now, then the running microstate becomes ONCPU_USR — the checks
 //!    and the switch under one acquisition of the scheduler's lock.
 //!
-//! Handlers live one file per concern: `arch_prctl.rs` (a thread's FS base), `io.rs` (read, write, pipe, pipe2, close, dup2, dup3, fcntl:
+//! Handlers live one file per concern: `arch_prctl.rs` (a thread's FS base), `io.rs` (read, write, pipe, pipe2, close, dup, dup2, dup3, fcntl:
 //! descriptors), `uio.rs` (readv, writev), `libc_calls.rs` (uname, getrandom, getcwd, sysinfo, sched_getaffinity, the group
 //! and effective ids), `ioctl.rs` (the console's terminal requests: termios, window size),
 //! `files.rs` (files on `/var`: open, lseek, stat, fstat, mkdir, unlink, getdents64, fsync),
@@ -116,6 +116,7 @@ pub static TABLE: [(&str, Handler); NR_SYSCALLS] = {
     t[SYS_CLOSE] = arg!("close", io::close);
     t[SYS_IOCTL] = arg!("ioctl", ioctl::ioctl);
     t[SYS_PIPE2] = arg!("pipe2", io::pipe2);
+    t[SYS_DUP] = arg!("dup", io::dup);
     t[SYS_DUP2] = arg!("dup2", io::dup2);
     t[SYS_DUP3] = arg!("dup3", io::dup3);
     t[SYS_FCNTL] = arg!("fcntl", io::fcntl);

@@ -171,6 +171,8 @@ pub const SYS_RT_SIGRETURN: usize = 15;
 /// as Linux answers.
 pub const SYS_IOCTL: usize = 16;
 pub const SYS_SCHED_YIELD: usize = 24;
+/// `dup(oldfd)`: a copy at the lowest free descriptor.
+pub const SYS_DUP: usize = 32;
 /// `dup2(oldfd, newfd)`, `dup3(oldfd, newfd, flags)`: `newfd` becomes a copy of `oldfd`
 /// (closing what was there); `dup3` takes `O_CLOEXEC` and refuses `oldfd == newfd`.
 pub const SYS_DUP2: usize = 33;
