@@ -1,7 +1,8 @@
 /* cthreads: POSIX threads as musl makes them — clone with CLONE_VM|FS|FILES|SIGHAND|THREAD|
  * SYSVSEM|SETTLS|PARENT_SETTID|CHILD_CLEARTID, a TLS block per thread (FS base), a contended
  * mutex and a condition variable (futex WAIT/WAKE, private), pthread_join (woken by the
- * kernel's clear-child-tid futex wake at thread exit). Plain Linux C.
+ * kernel's clear-child-tid futex wake at thread exit), and a thread blocked in a pipe read
+ * while another thread forks (its buffer's page turns copy-on-write under it). Plain Linux C.
  *
  *   cthreads [THREADS [ROUNDS]]   (default 4 threads, 20000 rounds each) */
 #define _GNU_SOURCE
@@ -9,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +22,18 @@ static long counter;
 static int arrived, go;
 static __thread long mine = -1; /* TLS: each thread its own */
 static long rounds = 20000;
+
+static int pipe_fds[2];
+
+/* Blocks in read on an empty pipe, into a buffer on its own stack. */
+static void *reader(void *arg)
+{
+    (void)arg;
+    char buf[64];
+    buf[0] = 0;
+    ssize_t n = read(pipe_fds[0], buf, sizeof buf);
+    return (void *)(long)(n == 1 && buf[0] == 'r' ? 1 : -(long)errno);
+}
 
 static void *worker(void *arg)
 {
@@ -85,5 +99,22 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_REALTIME, &after);
     int late = after.tv_sec > ts.tv_sec || (after.tv_sec == ts.tv_sec && after.tv_nsec >= ts.tv_nsec);
     check("cond_timedwait", r == ETIMEDOUT && late, "returned %d, deadline passed %d", r, late);
+
+    /* A read sleeping while its process forks: after the fork its buffer is copy-on-write,
+     * and the bytes must still arrive (no EFAULT, nothing lost). */
+    pthread_t rt;
+    void *got = (void *)0;
+    int made = pipe(pipe_fds) == 0 && pthread_create(&rt, NULL, reader, NULL) == 0;
+    if (made) {
+        struct timespec nap = {0, 30 * 1000 * 1000};
+        nanosleep(&nap, NULL); /* the reader is asleep in read by now */
+        pid_t c = fork();
+        if (c == 0)
+            _exit(0);
+        if (c > 0)
+            waitpid(c, NULL, 0);
+        made = write(pipe_fds[1], "r", 1) == 1 && pthread_join(rt, &got) == 0;
+    }
+    check("read_across_fork", made && (long)got == 1, "the reader got %ld", (long)got);
     return check_summary("cthreads");
 }

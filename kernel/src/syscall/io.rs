@@ -31,7 +31,7 @@
 //! `F_SETFL`: `O_NONBLOCK` on pipes and bus sockets). `readv`/`writev`: `uio.rs`.
 
 use alloc::sync::Arc;
-use tally_uapi::errno::{EBADF, EINVAL, EPIPE};
+use tally_uapi::errno::{EBADF, EFAULT, EINVAL, EPIPE};
 use tally_uapi::fs::{
     FD_CLOEXEC, F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_GETFL, F_SETFD, F_SETFL, O_ACCMODE, O_CLOEXEC, O_CREAT,
     O_DIRECTORY, O_EXCL, O_NONBLOCK, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY,
@@ -76,8 +76,10 @@ pub fn read_fd(fd: i32, addr: u64, count: u64) -> SysResult {
     if let OpenFile::PipeReader(r) = &*f {
         // Straight from the pipe's buffer into the caller's, under the pipe's lock.
         let want = count.min(pipe::PIPE_BUF_SIZE as u64);
-        usercopy::check(addr, want, true)?;
-        let n = r.read(want as usize, |at, bytes| usercopy::copy_to_user_direct(addr + at as u64, bytes))?;
+        let n = read_pipe_retrying(
+            || usercopy::check(addr, want, true),
+            || r.read(want as usize, |at, bytes| usercopy::copy_to_user_direct(addr + at as u64, bytes)),
+        )?;
         sched::account_read(n as u64);
         return Ok(n as u64);
     }
@@ -93,6 +95,27 @@ pub fn read_fd(fd: i32, addr: u64, count: u64) -> SysResult {
     usercopy::copy_to_user(addr, &buf[..n])?;
     sched::account_read(n as u64);
     Ok(n as u64)
+}
+
+/// A pipe read into user memory faulted in by `check`: the bytes go straight from the
+/// pipe's buffer by the direct copy, which cannot fault a page in. If the copy fails the
+/// bytes stay in the pipe (`EFAULT` from `read`), and the memory is checked again and the
+/// read retried: while the reader slept, another thread may have made its buffer's page
+/// read-only (a `fork` shares it copy-on-write), which the check copies. A buffer the
+/// process cannot write fails the check: `EFAULT`, the bytes still in the pipe.
+pub(super) fn read_pipe_retrying(
+    check: impl Fn() -> Result<(), i32>,
+    read: impl Fn() -> Result<usize, i32>,
+) -> Result<usize, i32> {
+    // Each retry follows a page made read-only during one sleep; a few are plenty.
+    for _ in 0..4 {
+        check()?;
+        match read() {
+            Err(EFAULT) => continue,
+            other => return other,
+        }
+    }
+    Err(EFAULT)
 }
 
 /// Read what the console has into `buf` (sleeping until there is something). Job control

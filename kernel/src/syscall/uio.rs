@@ -134,9 +134,9 @@ pub fn readv(a: &Args) -> SysResult {
     }
     match &*f {
         OpenFile::PipeReader(r) => {
-            iov.check(true)?;
             let want = iov.total.min(pipe::PIPE_BUF_SIZE as u64) as usize;
-            let n = r.read(want, |at, bytes| iov.scatter_direct(at, bytes))?;
+            let n =
+                io::read_pipe_retrying(|| iov.check(true), || r.read(want, |at, bytes| iov.scatter_direct(at, bytes)))?;
             sched::account_read(n as u64);
             Ok(n as u64)
         }
