@@ -18,8 +18,9 @@
 use super::address_space::USER_END;
 use super::gdt::{USER_CODE_SELECTOR, USER_DATA_SELECTOR};
 
-/// RFLAGS bits a user program may set (Linux's `FLAG_MASK` for sigreturn): the arithmetic
-/// flags, TF, DF, AC, ID. Everything else — IOPL above all — is the kernel's.
+/// RFLAGS bits a user program may set: the arithmetic flags, TF, DF, NT, AC, ID (NT does
+/// nothing in 64-bit mode but fault a ring-3 `iret`; every entry to the kernel clears it).
+/// Everything else — IOPL and IF above all — is the kernel's.
 pub const USER_RFLAGS_MASK: u64 = 0x0025_4dd5;
 /// IF and the always-one bit 1: every return to user mode has interrupts on.
 pub const RFLAGS_IF_AND_ONE: u64 = 0x202;

@@ -182,7 +182,7 @@ impl FrameAllocator {
 
     /// One more mapping refers to `frame`, a frame in use (a forked child maps its parent's
     /// page). False, changing nothing, for a frame not in use, before reference counts are
-    /// kept, or at the count's limit (`u16::MAX`: the caller copies the page instead).
+    /// kept, or at the count's limit (`u16::MAX`: the fork that asked fails with `ENOMEM`).
     pub fn share(&mut self, frame: u64) -> bool {
         if !frame.is_multiple_of(FRAME_SIZE) || !self.was_handed_out(frame) {
             return false;

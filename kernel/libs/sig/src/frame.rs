@@ -29,8 +29,9 @@ use crate::{AltStack, SigSet};
 /// The user code and stack selectors (Tally's GDT: Linux's `__USER_CS`/`__USER_DS`).
 pub const USER_CS: u16 = 0x33;
 pub const USER_SS: u16 = 0x2b;
-/// RFLAGS bits `rt_sigreturn` takes from the frame (Linux's `FIX_EFLAGS`: the arithmetic
-/// flags, TF, DF, OF, AC, RF, ID); IF and bit 1 are always set; IOPL, VM, NT never.
+/// RFLAGS bits `rt_sigreturn` takes from the frame (Linux's `FIX_EFLAGS`, the arithmetic
+/// flags, TF, DF, AC and RF, with NT and ID as a program may set them itself); IF and bit 1
+/// are always set; IOPL and VM never.
 pub const FIX_EFLAGS: u64 = 0x0025_4dd5 | (1 << 16);
 /// DF, TF and RF: cleared for the handler (Linux's `setup_rt_frame`).
 const HANDLER_CLEARS: u64 = (1 << 10) | (1 << 8) | (1 << 16);
@@ -159,7 +160,7 @@ pub fn restore(uc: &UContext) -> Option<Restored> {
     }
     regs.cs = USER_CS;
     regs.ss = USER_SS;
-    regs.eflags = (regs.eflags & FIX_EFLAGS) | 0x202; // IOPL, NT, VM: never the user's
+    regs.eflags = (regs.eflags & FIX_EFLAGS) | 0x202; // IOPL, VM: never the user's
     Some(Restored { regs, blocked: SigSet(uc.sigmask).blockable(), fpstate: regs.fpstate, altstack: uc.stack })
 }
 
