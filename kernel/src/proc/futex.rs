@@ -196,7 +196,6 @@ pub fn clear_child_tid(vm: &Arc<Vm>, addr: u64) {
 }
 
 /// How many tasks sleep on futexes now (for the self-tests).
-#[allow(dead_code)]
 pub fn sleepers() -> usize {
     hal::cpu::without_interrupts(|| FUTEXES.lock().len())
 }

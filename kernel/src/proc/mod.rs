@@ -60,8 +60,6 @@ pub mod vm_file;
 pub use cputime::{current_process_cpu_ticks, on_cpu, ProcessClocks};
 pub use create::{init, spawn, spawn_daemon, spawn_thread, SpawnAttr};
 pub use exec::{exec_program, execve, spawn_program, spawn_program_in, spawn_program_vm};
-#[allow(unused_imports)] // `execve` loads through these (and `spawn` does, inside `exec.rs`)
-pub use exec::{load, load_exact, Loaded, DEFAULT_ENV};
 pub use exit::{exit, exit_group, exit_signaled, interrupt_return_to_user, recent_exits, return_to_user, ExitLogEntry};
 pub use ids::{
     current_gid, current_ids, current_pid, current_ppid, current_tid, current_uid, is_zombie, nr_tasks, ppid, Identity,
@@ -81,11 +79,9 @@ pub use sigcalls::{
 pub use sigdeliver::{fault_signal, sigreturn_regs};
 pub use signal::{kill, raise};
 pub use threads::{clone_thread, create_thread};
-#[allow(unused_imports, reason = "used by fork, clone and the thread exit path (issue #17)")]
-pub use user::{clear_child_tid, UserStart};
 pub use user::{
     current_file, current_files, current_vm, exec_user, resolve_for_copy, set_clear_child_tid, set_clear_child_tid_of,
-    spawn_user, user_page_fault, user_page_in, UserFault,
+    spawn_user, user_page_fault, user_page_in, UserFault, UserStart,
 };
 
 use alloc::collections::{BTreeMap, VecDeque};
